@@ -1,0 +1,31 @@
+/* `sapo info`: what this build has (backends, libraries) and every config key. */
+#include <cblas.h>
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+
+#include "cli/commands.h"
+
+int cmd_info(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        printf("usage: sapo info\nPrints the build's backends and library versions.\n");
+        return 0;
+    }
+    unsigned h5maj, h5min, h5rel;
+    H5get_libversion(&h5maj, &h5min, &h5rel);
+    char mpiver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(mpiver, &len);
+    for (int i = 0; i < len; i++) if (mpiver[i] == '\n' || mpiver[i] == ',') { mpiver[i] = '\0'; break; }
+    printf("# sapo build\n");
+    printf("source     %s\n", SAPO_SOURCE_DIR);
+#ifdef SAPO_HAVE_CUDA
+    printf("backends   cpu cuda\n");
+#else
+    printf("backends   cpu\n");
+#endif
+    printf("mpi        %s\n", mpiver);
+    printf("hdf5       %u.%u.%u\n", h5maj, h5min, h5rel);
+    printf("openblas   %s\n", openblas_get_config());
+    return 0;
+}

@@ -1,0 +1,37 @@
+/* sapo: entry point. Dispatches `sapo COMMAND ...` to the command table below. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static const SapoCommand COMMANDS[] = {
+    {"info", "build facts and every config key with its default and bounds", cmd_info},
+};
+static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
+
+static void usage(FILE* out) {
+    fprintf(out,
+            "usage: sapo COMMAND [ARGS...]\n"
+            "A swarm of small byte-level GPT nodes post-trained with SAPO over MPI.\n\n"
+            "commands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(out, "\n`sapo COMMAND --help` tells more about each.\n");
+}
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++) {
+        if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "sapo: unknown command '%s' (expected one of:", argv[1]);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(stderr, " %s", COMMANDS[i].name);
+    fprintf(stderr, ")\n");
+    return 2;
+}
