@@ -1,0 +1,148 @@
+/* Model construction: shapes, the parameter buffer layout, GPT-2 style initialisation,
+ * backend lookup and the thin wrappers over the backend table. */
+#include "model/gpt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/rng.h"
+
+const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
+    "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
+    "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"};
+
+extern const ModelBackend MODEL_BACKEND_CPU;
+#ifdef SAPO_HAVE_CUDA
+extern const ModelBackend MODEL_BACKEND_CUDA;
+int cuda_backend_available(void);
+#endif
+
+const ModelBackend* model_backend_find(const char* name) {
+    if (!strcmp(name, "cpu")) return &MODEL_BACKEND_CPU;
+#ifdef SAPO_HAVE_CUDA
+    if (!strcmp(name, "cuda")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : NULL;
+    if (!strcmp(name, "auto")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : &MODEL_BACKEND_CPU;
+#else
+    if (!strcmp(name, "auto")) return &MODEL_BACKEND_CPU;
+#endif
+    return NULL;
+}
+
+int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
+    if (c->n_layer < 1 || c->n_layer > 64) return set_error(err, errlen, "n_layer = %d: expected 1..64", c->n_layer);
+    if (c->n_head < 1) return set_error(err, errlen, "n_head = %d: expected >= 1", c->n_head);
+    if (c->d_model < 1 || c->d_model % c->n_head)
+        return set_error(err, errlen, "d_model = %d: expected a positive multiple of n_head = %d", c->d_model, c->n_head);
+    if (c->n_ctx < 2 || c->n_ctx > 65536) return set_error(err, errlen, "n_ctx = %d: expected 2..65536", c->n_ctx);
+    if (c->vocab != GPT_VOCAB) return set_error(err, errlen, "vocab = %d: expected %d", c->vocab, GPT_VOCAB);
+    return 0;
+}
+
+void gpt_tensor_sizes(const GPTConfig* cfg, size_t s[GPT_NUM_TENSORS]) {
+    size_t V = cfg->vocab, C = cfg->d_model, T = cfg->n_ctx, L = cfg->n_layer;
+    s[0] = V * C;          /* wte */
+    s[1] = T * C;          /* wpe */
+    s[2] = L * C;          /* ln1w */
+    s[3] = L * C;          /* ln1b */
+    s[4] = L * 3 * C * C;  /* qkvw */
+    s[5] = L * 3 * C;      /* qkvb */
+    s[6] = L * C * C;      /* attprojw */
+    s[7] = L * C;          /* attprojb */
+    s[8] = L * C;          /* ln2w */
+    s[9] = L * C;          /* ln2b */
+    s[10] = L * 4 * C * C; /* fcw */
+    s[11] = L * 4 * C;     /* fcb */
+    s[12] = L * C * 4 * C; /* fcprojw */
+    s[13] = L * C;         /* fcprojb */
+    s[14] = C;             /* lnfw */
+    s[15] = C;             /* lnfb */
+}
+
+void gpt_point_params(GPTParams* p, float* memory, const size_t s[GPT_NUM_TENSORS]) {
+    float** ptrs[GPT_NUM_TENSORS] = {&p->wte, &p->wpe, &p->ln1w, &p->ln1b, &p->qkvw, &p->qkvb,
+                                     &p->attprojw, &p->attprojb, &p->ln2w, &p->ln2b, &p->fcw,
+                                     &p->fcb, &p->fcprojw, &p->fcprojb, &p->lnfw, &p->lnfb};
+    for (int i = 0; i < GPT_NUM_TENSORS; i++) {
+        *ptrs[i] = memory;
+        memory += s[i];
+    }
+}
+
+void model_init_weights(Model* m, uint64_t seed) {
+    RngStream rng = rng_stream(seed, 0, 0, RNG_INIT);
+    const GPTConfig* c = &m->cfg;
+    float resid_std = 0.02f / sqrtf(2.0f * c->n_layer); /* residual projections, GPT-2 */
+    float* p = m->params_memory;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
+        const char* name = GPT_TENSOR_NAMES[t];
+        size_t n = m->tensor_sizes[t];
+        int is_ln_weight = !strcmp(name, "ln1w") || !strcmp(name, "ln2w") || !strcmp(name, "lnfw");
+        int is_bias = name[strlen(name) - 1] == 'b' && strcmp(name, "wte") != 0;
+        float std = (!strcmp(name, "attprojw") || !strcmp(name, "fcprojw")) ? resid_std : 0.02f;
+        for (size_t i = 0; i < n; i++) {
+            p[i] = is_ln_weight ? 1.0f : is_bias ? 0.0f : std * rng_normal(&rng);
+        }
+        p += n;
+    }
+}
+
+Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_batch, uint64_t seed) {
+    char err[256];
+    if (gpt_config_check(cfg, err, sizeof err)) sapo_die("model config: %s", err);
+    Model* m = callocCheck(1, sizeof *m);
+    m->cfg = *cfg;
+    gpt_tensor_sizes(cfg, m->tensor_sizes);
+    for (int i = 0; i < GPT_NUM_TENSORS; i++) m->num_params += m->tensor_sizes[i];
+    m->params_memory = mallocCheck(m->num_params * sizeof(float));
+    m->grads_memory = callocCheck(m->num_params, sizeof(float));
+    m->m_memory = callocCheck(m->num_params, sizeof(float));
+    m->v_memory = callocCheck(m->num_params, sizeof(float));
+    gpt_point_params(&m->params, m->params_memory, m->tensor_sizes);
+    gpt_point_params(&m->grads, m->grads_memory, m->tensor_sizes);
+    m->max_batch = max_batch;
+    m->backend = backend;
+    model_init_weights(m, seed);
+    backend->setup(m);
+    backend->upload(m);
+    return m;
+}
+
+void model_free(Model* m) {
+    if (!m) return;
+    m->backend->teardown(m);
+    free(m->params_memory);
+    free(m->grads_memory);
+    free(m->m_memory);
+    free(m->v_memory);
+    free(m);
+}
+
+void model_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs) {
+    if (B > m->max_batch || T > m->cfg.n_ctx)
+        sapo_die("forward of (%d, %d) exceeds the model's capacity (%d, %d)", B, T, m->max_batch, m->cfg.n_ctx);
+    m->backend->forward(m, inputs, targets, B, T, logprobs);
+}
+
+void model_backward(Model* m, const float* dlogprobs) { m->backend->backward(m, dlogprobs); }
+
+void model_zero_grad(Model* m) { m->backend->zero_grad(m); }
+
+float model_step(Model* m, const AdamWConfig* hp, float max_norm) {
+    float norm = m->backend->grad_norm(m);
+    float scale = 1.0f;
+    if (max_norm > 0.0f) {
+        float coef = max_norm / (norm + 1e-6f);
+        if (coef < 1.0f) scale = coef;
+    }
+    m->backend->adamw(m, hp, scale);
+    return norm;
+}
+
+double gpt_forward_flops(const GPTConfig* c, int B, int T) {
+    double N = (double)B * T, C = c->d_model, L = c->n_layer, V = c->vocab;
+    double per_layer = 2.0 * N * C * (3 * C + C + 4 * C + 4 * C) /* qkv, proj, fc, fcproj */
+                       + 2.0 * 2.0 * B * (double)T * T * C;       /* QK^T and att@V, full square */
+    return L * per_layer + 2.0 * N * C * V;
+}

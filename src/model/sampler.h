@@ -1,0 +1,17 @@
+/* Picking the next token from a row of logits: greedy, or temperature + nucleus (top-p)
+ * sampling with one uniform draw from the caller's stream. */
+#ifndef SAPO_MODEL_SAMPLER_H
+#define SAPO_MODEL_SAMPLER_H
+
+#include "core/rng.h"
+
+typedef struct {
+    float temperature; /* 0 = greedy */
+    float top_p;       /* (0, 1]; 1 = the whole distribution */
+} SamplerConfig;
+
+/* scratch holds 3*V floats. Greedy takes the lowest index among equal maxima. Sampling
+ * draws exactly one rng_float per call, so streams stay aligned across backends. */
+int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch);
+
+#endif

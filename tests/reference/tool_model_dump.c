@@ -1,0 +1,113 @@
+/* Dumps everything the PyTorch reference check compares: the initial weights, a batch,
+ * logits, per-token log-probs, the masked loss, every gradient tensor, and the losses and
+ * weights over 5 AdamW steps with gradient clipping. Output: a simple tagged binary file
+ * (name, dtype, shape, data) that test_model_vs_torch.py reads with numpy.
+ * usage: tool_model_dump OUT.bin */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/rng.h"
+#include "model/gpt.h"
+
+static void put_array(FILE* f, const char* name, int is_int, const void* data, int ndim, const int* dims) {
+    uint32_t len = (uint32_t)strlen(name), nd = (uint32_t)ndim;
+    uint8_t dtype = is_int ? 1 : 0;
+    fwriteCheck(&len, 4, 1, f);
+    fwriteCheck(name, 1, len, f);
+    fwriteCheck(&dtype, 1, 1, f);
+    fwriteCheck(&nd, 4, 1, f);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        uint32_t d = (uint32_t)dims[i];
+        fwriteCheck(&d, 4, 1, f);
+        count *= dims[i];
+    }
+    fwriteCheck(data, 4, count, f);
+}
+
+static void put_params(FILE* f, const char* prefix, Model* m, const float* memory) {
+    const float* p = memory;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", prefix, GPT_TENSOR_NAMES[t]);
+        int n = (int)m->tensor_sizes[t];
+        put_array(f, name, 0, p, 1, &n);
+        p += n;
+    }
+}
+
+/* Masked mean NLL: loss = -sum(mask * logp) / sum(mask); dlogp = -mask / sum(mask). */
+static float masked_nll(const float* lp, const int* tg, int n, float* dlp) {
+    int count = 0;
+    for (int i = 0; i < n; i++) count += tg[i] != TOK_PAD;
+    double loss = 0.0;
+    for (int i = 0; i < n; i++) {
+        int on = tg[i] != TOK_PAD;
+        loss -= on ? lp[i] : 0.0f;
+        dlp[i] = on ? -1.0f / count : 0.0f;
+    }
+    return (float)(loss / count);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: tool_model_dump OUT.bin\n");
+        return 2;
+    }
+    enum { B = 3, T = 12, STEPS = 5 };
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 16, .vocab = GPT_VOCAB};
+    Model* m = model_create(&cfg, model_backend_find("cpu"), B, 1234);
+    RngStream rng = rng_stream(99, 0, 0, RNG_TEST);
+    int in[B * T], tg[B * T];
+    for (int i = 0; i < B * T; i++) {
+        in[i] = (int)rng_below(&rng, 258);
+        tg[i] = (int)rng_below(&rng, 258);
+    }
+    for (int t = 0; t < 5; t++) tg[0 * T + t] = TOK_PAD; /* a prompt: no loss */
+    for (int t = 8; t < T; t++) tg[2 * T + t] = TOK_PAD; /* right padding */
+
+    FILE* f = fopenCheck(argv[1], "wb");
+    int cfg_vals[5] = {cfg.n_layer, cfg.n_head, cfg.d_model, cfg.n_ctx, cfg.vocab}, five = 5;
+    put_array(f, "config", 1, cfg_vals, 1, &five);
+    put_params(f, "init.", m, m->params_memory);
+    int bt[2] = {B, T};
+    put_array(f, "inputs", 1, in, 2, bt);
+    put_array(f, "targets", 1, tg, 2, bt);
+
+    float lp[B * T], dlp[B * T];
+    static float logits[B * T * GPT_VOCAB];
+    model_zero_grad(m);
+    model_forward(m, in, tg, B, T, lp);
+    float loss = masked_nll(lp, tg, B * T, dlp);
+    m->backend->get_logits(m, logits);
+    int btv[3] = {B, T, GPT_VOCAB}, one = 1;
+    put_array(f, "logits", 0, logits, 3, btv);
+    put_array(f, "logprobs", 0, lp, 2, bt);
+    put_array(f, "loss", 0, &loss, 1, &one);
+    model_backward(m, dlp);
+    put_params(f, "grad.", m, m->grads_memory);
+
+    /* 5 AdamW steps on the same batch, clipping the gradient norm to 1. */
+    AdamWConfig hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f};
+    float hpv[6] = {hp.lr, hp.beta1, hp.beta2, hp.eps, hp.weight_decay, 1.0f}, losses[STEPS], norms[STEPS];
+    int six = 6, steps = STEPS;
+    put_array(f, "adamw", 0, hpv, 1, &six);
+    for (int s = 0; s < STEPS; s++) {
+        if (s > 0) {
+            model_zero_grad(m);
+            model_forward(m, in, tg, B, T, lp);
+            masked_nll(lp, tg, B * T, dlp);
+            model_backward(m, dlp);
+        }
+        losses[s] = masked_nll(lp, tg, B * T, dlp);
+        norms[s] = model_step(m, &hp, 1.0f);
+    }
+    put_array(f, "step_losses", 0, losses, 1, &steps);
+    put_array(f, "step_grad_norms", 0, norms, 1, &steps);
+    put_params(f, "final.", m, m->params_memory);
+    fcloseCheck(f);
+    model_free(m);
+    return 0;
+}
