@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 
 static const SapoCommand COMMANDS[] = {
+    {"bench", "benchmarks: `sapo bench model` (C vs PyTorch vs sgemm peak)", cmd_bench},
     {"info", "build facts and every config key with its default and bounds", cmd_info},
 };
 static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);

@@ -1,6 +1,7 @@
 /* The CPU reference backend: forward, backward, AdamW and KV-cache decoding for the GPT of
  * gpt.h, built from the layers in cpu_layers.c. Everything is allocated once in setup for
  * max_batch sequences of n_ctx tokens; nothing is allocated per call. */
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ typedef struct {
     float* ln2_rstd;   /* (L, B, T) */
     float* fch;        /* (L, B, T, 4C) */
     float* fch_gelu;   /* (L, B, T, 4C) */
+    float* fch_tanh;   /* (L, B, T, 4C) the GELU's tanh, for its backward */
     float* residual3;  /* (L, B, T, C) */
     float* lnf;        /* (B, T, C) */
     float* lnf_mean;   /* (B, T) */
@@ -51,6 +53,7 @@ typedef struct {
     float* y;          /* (n, C) */
     float* h4;         /* (n, 4C) */
     float* h4g;        /* (n, 4C) */
+    float* h4t;        /* (n, 4C) */
     float* tmp;        /* (n, C) */
     float* mean;       /* (n) */
     float* rstd;       /* (n) */
@@ -78,6 +81,7 @@ static void cpu_setup(Model* m) {
     s->ln2_rstd = mallocCheck(L * BT * sizeof(float));
     s->fch = mallocCheck(L * BT * 4 * C * sizeof(float));
     s->fch_gelu = mallocCheck(L * BT * 4 * C * sizeof(float));
+    s->fch_tanh = mallocCheck(L * BT * 4 * C * sizeof(float));
     s->residual3 = mallocCheck(L * BT * C * sizeof(float));
     s->lnf = mallocCheck(BT * C * sizeof(float));
     s->lnf_mean = mallocCheck(BT * sizeof(float));
@@ -100,6 +104,7 @@ static void cpu_setup(Model* m) {
     s->y = mallocCheck(B * C * sizeof(float));
     s->h4 = mallocCheck(B * 4 * C * sizeof(float));
     s->h4g = mallocCheck(B * 4 * C * sizeof(float));
+    s->h4t = mallocCheck(B * 4 * C * sizeof(float));
     s->tmp = mallocCheck(B * C * sizeof(float));
     s->mean = mallocCheck(B * sizeof(float));
     s->rstd = mallocCheck(B * sizeof(float));
@@ -111,10 +116,10 @@ static void cpu_teardown(Model* m) {
     CpuState* s = m->state;
     if (!s) return;
     void* bufs[] = {s->inputs, s->targets, s->encoded, s->ln1, s->ln1_mean, s->ln1_rstd, s->qkv, s->atty,
-                    s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu,
+                    s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu, s->fch_tanh,
                     s->residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs, s->dresidual,
                     s->dC, s->dC2, s->d3C, s->d4C, s->d4C2, s->datt, s->dlogits, s->kcache, s->vcache,
-                    s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->tmp, s->mean, s->rstd, s->scores};
+                    s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s);
     m->state = NULL;
@@ -157,7 +162,7 @@ static void forward_blocks(Model* m, const int* inputs, int B, int T) {
         residual_forward(res2, res2, residual, (int)NC);
         layernorm_forward(ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C, p->ln2b + l * C, N, C);
         matmul_forward(fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C);
-        gelu_forward(fchg, fch, N * 4 * C);
+        gelu_forward(fchg, s->fch_tanh + l * NC * 4, fch, N * 4 * C);
         matmul_forward(res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C);
         residual_forward(res3, res3, res2, (int)NC);
     }
@@ -199,7 +204,7 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
         matmul_backward(s->d4C, g->fcprojw + (size_t)l * 4 * C * C, g->fcprojb + l * C, s->dresidual,
                         s->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C);
         memset(s->d4C2, 0, NC * 4 * sizeof(float));
-        gelu_backward(s->d4C2, s->fch + l * NC * 4, s->d4C, N * 4 * C);
+        gelu_backward(s->d4C2, s->fch + l * NC * 4, s->fch_tanh + l * NC * 4, s->d4C, N * 4 * C);
         memset(s->dC, 0, NC * sizeof(float));
         matmul_backward(s->dC, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->d4C2, s->ln2 + l * NC,
                         p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C);
@@ -291,36 +296,27 @@ static void cpu_decode(Model* m, const int* slots, const int* tokens, const int*
             memcpy(kc + (size_t)pos[i] * C, q + C, C * sizeof(float));
             memcpy(vc + (size_t)pos[i] * C, q + 2 * C, C * sizeof(float));
             float* y = s->y + (size_t)i * C;
+            int n_keys = pos[i] + 1;
             for (int h = 0; h < NH; h++) {
-                const float* qh = q + h * hs;
-                float mx = -INFINITY;
-                for (int t = 0; t <= pos[i]; t++) {
-                    const float* kt = kc + (size_t)t * C + h * hs;
-                    float dot = 0.0f;
-                    for (int d = 0; d < hs; d++) dot += qh[d] * kt[d];
-                    s->scores[t] = dot * scale;
-                    mx = s->scores[t] > mx ? s->scores[t] : mx;
-                }
+                /* scores = K[0..pos] q_h * scale, softmax, y_h = V[0..pos]^T att */
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, hs, scale, kc + h * hs, C, q + h * hs, 1, 0.0f,
+                            s->scores, 1);
+                float mx = s->scores[0];
+                for (int t = 1; t < n_keys; t++) mx = s->scores[t] > mx ? s->scores[t] : mx;
                 float sum = 0.0f;
-                for (int t = 0; t <= pos[i]; t++) {
+                for (int t = 0; t < n_keys; t++) {
                     s->scores[t] = expf(s->scores[t] - mx);
                     sum += s->scores[t];
                 }
-                float inv = 1.0f / sum;
-                float* yh = y + h * hs;
-                for (int d = 0; d < hs; d++) yh[d] = 0.0f;
-                for (int t = 0; t <= pos[i]; t++) {
-                    const float* vt = vc + (size_t)t * C + h * hs;
-                    float a = s->scores[t] * inv;
-                    for (int d = 0; d < hs; d++) yh[d] += a * vt[d];
-                }
+                cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, hs, 1.0f / sum, vc + h * hs, C, s->scores, 1, 0.0f,
+                            y + h * hs, 1);
             }
         }
         matmul_forward(s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
         residual_forward(s->x, s->x, s->tmp, n * C);
         layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->ln2w + l * C, p->ln2b + l * C, n, C);
         matmul_forward(s->h4, s->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C);
-        gelu_forward(s->h4g, s->h4, n * 4 * C);
+        gelu_forward(s->h4g, s->h4t, s->h4, n * 4 * C);
         matmul_forward(s->tmp, s->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C);
         residual_forward(s->x, s->x, s->tmp, n * C);
     }

@@ -4,6 +4,14 @@
 #ifndef SAPO_MODEL_CPU_LAYERS_H
 #define SAPO_MODEL_CPU_LAYERS_H
 
+/* Time and FLOPs spent in sgemm while enabled (for `sapo bench model`). */
+typedef struct {
+    int enabled;
+    double seconds;
+    double flops;
+} SgemmProfile;
+extern SgemmProfile cpu_sgemm_profile;
+
 /* out (B,T,C) = wte[inp] + wpe[t] */
 void encoder_forward(float* out, const int* inp, const float* wte, const float* wpe, int B, int T, int C);
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, int B, int T, int C);
@@ -25,9 +33,10 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int T, i
 void attention_backward(float* dqkv, float* datt_scratch, const float* dout, const float* qkv, const float* att,
                         int B, int T, int C, int NH);
 
-/* GELU, tanh approximation (GPT-2's). */
-void gelu_forward(float* out, const float* inp, int N);
-void gelu_backward(float* dinp, const float* inp, const float* dout, int N);
+/* GELU, tanh approximation (GPT-2's). The forward keeps the tanh values (th, N floats) for
+ * the backward pass. */
+void gelu_forward(float* out, float* th, const float* inp, int N);
+void gelu_backward(float* dinp, const float* inp, const float* th, const float* dout, int N);
 
 void residual_forward(float* out, const float* a, const float* b, int N);
 

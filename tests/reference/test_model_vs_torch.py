@@ -8,6 +8,7 @@ gradients 1e-5 + 1e-3 * max|grad| per tensor, weights after 5 AdamW steps 1e-5.
 """
 import os
 import struct
+import sys
 import subprocess
 import tempfile
 
@@ -15,11 +16,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as F  # noqa: E402
 
-TOK_PAD = 258
-NAMES = ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
-         "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from torch_gpt import NAMES, logits as gpt_forward, masked_logprobs, shapes  # noqa: E402
 
 
 def read_dump(path):
@@ -38,41 +37,6 @@ def read_dump(path):
         off += 4 * count
         arrays[name] = arr.reshape(dims).copy()
     return arrays
-
-
-def shapes(L, C, T, V):
-    return {"wte": (V, C), "wpe": (T, C), "ln1w": (L, C), "ln1b": (L, C), "qkvw": (L, 3 * C, C),
-            "qkvb": (L, 3 * C), "attprojw": (L, C, C), "attprojb": (L, C), "ln2w": (L, C), "ln2b": (L, C),
-            "fcw": (L, 4 * C, C), "fcb": (L, 4 * C), "fcprojw": (L, C, 4 * C), "fcprojb": (L, C),
-            "lnfw": (C,), "lnfb": (C,)}
-
-
-def gpt_logits(p, inputs, L, NH):
-    B, T = inputs.shape
-    C = p["wte"].shape[1]
-    x = p["wte"][inputs] + p["wpe"][:T]
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    for l in range(L):
-        h = F.layer_norm(x, (C,), p["ln1w"][l], p["ln1b"][l], eps=1e-5)
-        qkv = h @ p["qkvw"][l].T + p["qkvb"][l]
-        q, k, v = qkv.split(C, dim=2)
-        q, k, v = (t.view(B, T, NH, C // NH).transpose(1, 2) for t in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) / (C // NH) ** 0.5
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, C)
-        x = x + y @ p["attprojw"][l].T + p["attprojb"][l]
-        h = F.layer_norm(x, (C,), p["ln2w"][l], p["ln2b"][l], eps=1e-5)
-        h = F.gelu(h @ p["fcw"][l].T + p["fcb"][l], approximate="tanh")
-        x = x + h @ p["fcprojw"][l].T + p["fcprojb"][l]
-    x = F.layer_norm(x, (C,), p["lnfw"], p["lnfb"], eps=1e-5)
-    return x @ p["wte"].T
-
-
-def masked_logprobs(logits, targets):
-    mask = targets != TOK_PAD
-    safe = torch.where(mask, targets, torch.zeros_like(targets))
-    lp = logits.log_softmax(-1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)
-    return torch.where(mask, lp, torch.zeros_like(lp)), mask
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +63,7 @@ def test_forward_logits_logprobs_loss(dump):
     p, L, NH = build_params(dump, "init.")
     inputs = torch.tensor(dump["inputs"], dtype=torch.long)
     targets = torch.tensor(dump["targets"], dtype=torch.long)
-    logits = gpt_logits(p, inputs, L, NH)
+    logits = gpt_forward(p, inputs, L, NH)
     lp, mask = masked_logprobs(logits, targets)
     loss = -lp.sum() / mask.sum()
     report("logits", np.abs(logits.detach().numpy() - dump["logits"]).max(), 2e-5)
@@ -111,7 +75,7 @@ def test_every_gradient_tensor(dump):
     p, L, NH = build_params(dump, "init.")
     inputs = torch.tensor(dump["inputs"], dtype=torch.long)
     targets = torch.tensor(dump["targets"], dtype=torch.long)
-    lp, mask = masked_logprobs(gpt_logits(p, inputs, L, NH), targets)
+    lp, mask = masked_logprobs(gpt_forward(p, inputs, L, NH), targets)
     (-lp.sum() / mask.sum()).backward()
     for n in NAMES:
         ours = dump["grad." + n].reshape(p[n].shape)
@@ -130,7 +94,7 @@ def test_five_adamw_steps_with_clipping(dump):
     losses, norms = [], []
     for _ in range(5):
         opt.zero_grad()
-        lp, mask = masked_logprobs(gpt_logits(p, inputs, L, NH), targets)
+        lp, mask = masked_logprobs(gpt_forward(p, inputs, L, NH), targets)
         loss = -lp.sum() / mask.sum()
         loss.backward()
         norms.append(float(torch.nn.utils.clip_grad_norm_([p[n] for n in NAMES], clip)))

@@ -1,0 +1,253 @@
+/* `sapo bench model`: tokens/s of a training step (forward + backward + AdamW) and of
+ * KV-cache generation for two model sizes, the GFLOP/s achieved overall and inside sgemm
+ * next to this machine's measured sgemm peak, and the same work in PyTorch eager on the
+ * same thread count, run in the same invocation and printed as ratios. */
+#include <cblas.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_timer.h"
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/rng.h"
+#include "model/cpu_layers.h"
+#include "model/generate.h"
+#include "model/gpt.h"
+
+typedef struct {
+    int layers, heads, dmodel;
+} BenchSize;
+
+typedef struct {
+    int ctx, batch, prompt, new_tokens, warmup, repeats, threads, torch;
+    const char* backend;
+} BenchOptions;
+
+typedef struct {
+    Model* m;
+    int B, T;
+    int *inputs, *targets;
+    float *logprobs, *dlogprobs;
+    /* generation */
+    int *prompts, *prompt_lens, *out, *out_lens;
+    GenConfig gen;
+    long generated;
+    uint32_t round;
+} BenchState;
+
+static void train_step(void* arg) {
+    BenchState* s = arg;
+    AdamWConfig hp = {.lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f};
+    model_zero_grad(s->m);
+    model_forward(s->m, s->inputs, s->targets, s->B, s->T, s->logprobs);
+    model_backward(s->m, s->dlogprobs);
+    model_step(s->m, &hp, 0.0f);
+}
+
+static void generate_batch(void* arg) {
+    BenchState* s = arg;
+    RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
+    s->generated += model_generate(s->m, s->prompts, s->gen.max_new_tokens + 1, s->prompt_lens, s->B, &s->gen, &rng,
+                                   s->out, s->out_lens);
+}
+
+/* Single-thread (or --threads) sgemm rate on square matrices: the best of three sizes. */
+static double sgemm_peak_gflops(int repeats) {
+    double best = 0.0;
+    int sizes[3] = {256, 512, 1024};
+    for (int k = 0; k < 3; k++) {
+        int n = sizes[k];
+        float* a = mallocCheck(sizeof(float) * n * n);
+        float* b = mallocCheck(sizeof(float) * n * n);
+        float* c = mallocCheck(sizeof(float) * n * n);
+        for (int i = 0; i < n * n; i++) a[i] = b[i] = 1e-3f * (float)(i % 97);
+        int reps = n <= 256 ? 20 * repeats : n <= 512 ? 4 * repeats : repeats;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double t0 = bench_now();
+        for (int r = 0; r < reps; r++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double gf = 2.0 * n * n * (double)n * reps / (bench_now() - t0) / 1e9;
+        printf("# sgemm %4d x %4d x %4d: %7.1f GFLOP/s\n", n, n, n, gf);
+        if (gf > best) best = gf;
+        free(a);
+        free(b);
+        free(c);
+    }
+    return best;
+}
+
+/* Runs the PyTorch side; fills tok/s for "train" and "generate" (0 when unavailable). */
+static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train_tps, double* gen_tps) {
+    *train_tps = *gen_tps = 0.0;
+    const char* py = getenv("SAPO_PYTHON");
+    if (!py || !*py) py = "/usr/bin/python3";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s %s/tests/bench/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
+             "--prompt %d --new %d --warmup %d --repeats %d --threads %d",
+             py, SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt, o->new_tokens,
+             o->warmup, o->repeats, o->threads);
+    FILE* p = popen(cmd, "r");
+    if (!p) return;
+    char line[4096];
+    while (fgets(line, sizeof line, p)) {
+        cJSON* j = cJSON_Parse(line);
+        if (!j) continue;
+        const cJSON* what = cJSON_GetObjectItem(j, "what");
+        double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
+        double avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
+        if (cJSON_IsString(what) && avg > 0) {
+            if (!strcmp(what->valuestring, "train")) *train_tps = tokens / avg;
+            if (!strcmp(what->valuestring, "generate")) *gen_tps = tokens / avg;
+        }
+        cJSON_Delete(j);
+    }
+    if (pclose(p) != 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
+}
+
+static void bench_one(const BenchSize* z, const BenchOptions* o, double peak) {
+    GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB};
+    const ModelBackend* be = model_backend_find(o->backend);
+    if (!be) sapo_die("backend '%s' is not available in this build or on this machine", o->backend);
+    BenchState s = {.B = o->batch, .T = o->ctx};
+    s.m = model_create(&cfg, be, o->batch, 1);
+    size_t BT = (size_t)o->batch * o->ctx;
+    s.inputs = mallocCheck(BT * sizeof(int));
+    s.targets = mallocCheck(BT * sizeof(int));
+    s.logprobs = mallocCheck(BT * sizeof(float));
+    s.dlogprobs = mallocCheck(BT * sizeof(float));
+    RngStream rng = rng_stream(2, 0, 0, RNG_TEST);
+    for (size_t i = 0; i < BT; i++) {
+        s.inputs[i] = (int)rng_below(&rng, 256);
+        s.targets[i] = (int)rng_below(&rng, 256);
+        s.dlogprobs[i] = -1.0f / (float)BT;
+    }
+    cpu_sgemm_profile = (SgemmProfile){.enabled = 1};
+    BenchTiming train = bench_time(train_step, &s, o->warmup, o->repeats);
+    double sgemm_s = cpu_sgemm_profile.seconds, sgemm_f = cpu_sgemm_profile.flops;
+    cpu_sgemm_profile.enabled = 0;
+    int runs = o->warmup + o->repeats;
+    double train_flops = 3.0 * gpt_forward_flops(&cfg, o->batch, o->ctx); /* backward = 2x forward */
+    double train_tps = BT / train.avg;
+
+    int stride = o->new_tokens + 1;
+    s.prompts = mallocCheck(sizeof(int) * o->batch * stride);
+    s.prompt_lens = mallocCheck(sizeof(int) * o->batch);
+    s.out = mallocCheck(sizeof(int) * o->batch * o->new_tokens);
+    s.out_lens = mallocCheck(sizeof(int) * o->batch);
+    for (int b = 0; b < o->batch; b++) {
+        s.prompt_lens[b] = o->prompt;
+        s.prompts[b * stride] = TOK_BOS;
+        for (int t = 1; t < o->prompt; t++) s.prompts[b * stride + t] = (int)rng_below(&rng, 256);
+    }
+    s.gen = (GenConfig){.sampler = {.temperature = 1.0f, .top_p = 1.0f}, .max_new_tokens = o->new_tokens};
+    for (int i = 0; i < (o->warmup ? 1 : 0); i++) generate_batch(&s);
+    s.generated = 0;
+    BenchTiming gen = bench_time(generate_batch, &s, 0, o->repeats);
+    double gen_tps = s.generated / (gen.avg * o->repeats);
+
+    double torch_train = 0, torch_gen = 0;
+    if (o->torch) torch_rates(z, o, &torch_train, &torch_gen);
+
+    char name[48];
+    snprintf(name, sizeof name, "L%d H%d C%d", z->layers, z->heads, z->dmodel);
+    double gflops = train_flops / train.avg / 1e9;
+    double mm_gflops = sgemm_s > 0 ? sgemm_f / sgemm_s / 1e9 : 0.0;
+    printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8.1f %6.0f%% %6.0f%% %10.0f %7.2fx\n", name, "train", train_tps,
+           train.avg, train.min, train.max, gflops, mm_gflops, 100.0 * mm_gflops / peak,
+           100.0 * sgemm_s / (train.avg * runs), torch_train, torch_train > 0 ? train_tps / torch_train : 0.0);
+    printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8s %8s %7s %7s %10.0f %7.2fx\n", name, "generate", gen_tps, gen.avg,
+           gen.min, gen.max, "-", "-", "-", "-", torch_gen, torch_gen > 0 ? gen_tps / torch_gen : 0.0);
+    fflush(stdout);
+    free(s.inputs);
+    free(s.targets);
+    free(s.logprobs);
+    free(s.dlogprobs);
+    free(s.prompts);
+    free(s.prompt_lens);
+    free(s.out);
+    free(s.out_lens);
+    model_free(s.m);
+}
+
+static int parse_int_arg(const char* flag, const char* value, int lo, int hi) {
+    char* end;
+    long v = strtol(value ? value : "", &end, 10);
+    if (!value || *end || v < lo || v > hi) {
+        fprintf(stderr, "sapo bench model: %s '%s': expected an integer in [%d, %d]\n", flag, value ? value : "", lo, hi);
+        exit(2);
+    }
+    return (int)v;
+}
+
+static void usage(FILE* out) {
+    fprintf(out,
+            "usage: sapo bench model [options]\n"
+            "Training-step and generation throughput of the policy model for two sizes\n"
+            "(L2 H4 C64 and L4 H4 C128), GFLOP/s next to the measured sgemm peak, and the same\n"
+            "work in PyTorch eager in the same run, as ratios (ours / torch).\n\n"
+            "options:\n"
+            "  --size L,H,C     benchmark only this size (layers, heads, d_model)\n"
+            "  --ctx T          context length of the training batch (default 128)\n"
+            "  --batch B        sequences per batch (default 64)\n"
+            "  --prompt P       prompt tokens for generation (default 32)\n"
+            "  --new N          new tokens per sequence (default 96)\n"
+            "  --warmup W       untimed iterations (default 1)\n"
+            "  --repeats R      timed iterations (default 3)\n"
+            "  --threads K      BLAS and torch threads (default 1: one rank per core)\n"
+            "  --backend NAME   cpu | cuda | auto (default cpu)\n"
+            "  --no-torch       skip the PyTorch side\n");
+}
+
+int bench_model_main(int argc, char** argv) {
+    BenchOptions o = {.ctx = 128, .batch = 64, .prompt = 32, .new_tokens = 96, .warmup = 1, .repeats = 3,
+                      .threads = 1, .torch = 1, .backend = "cpu"};
+    BenchSize sizes[2] = {{2, 4, 64}, {4, 4, 128}};
+    int n_sizes = 2;
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "--no-torch")) o.torch = 0;
+        else if (!strcmp(a, "--ctx")) { o.ctx = parse_int_arg(a, v, 2, 4096); i++; }
+        else if (!strcmp(a, "--batch")) { o.batch = parse_int_arg(a, v, 1, 4096); i++; }
+        else if (!strcmp(a, "--prompt")) { o.prompt = parse_int_arg(a, v, 1, 4096); i++; }
+        else if (!strcmp(a, "--new")) { o.new_tokens = parse_int_arg(a, v, 1, 4096); i++; }
+        else if (!strcmp(a, "--warmup")) { o.warmup = parse_int_arg(a, v, 0, 100); i++; }
+        else if (!strcmp(a, "--repeats")) { o.repeats = parse_int_arg(a, v, 1, 1000); i++; }
+        else if (!strcmp(a, "--threads")) { o.threads = parse_int_arg(a, v, 1, 256); i++; }
+        else if (!strcmp(a, "--backend") && v) { o.backend = v; i++; }
+        else if (!strcmp(a, "--size") && v) {
+            if (sscanf(v, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
+                sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel % sizes[0].heads) {
+                fprintf(stderr, "sapo bench model: --size '%s': expected L,H,C with C a multiple of H\n", v);
+                return 2;
+            }
+            n_sizes = 1;
+            i++;
+        } else {
+            fprintf(stderr, "sapo bench model: unknown option '%s' (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (o.prompt + o.new_tokens > o.ctx) {
+        fprintf(stderr, "sapo bench model: --prompt %d + --new %d exceeds --ctx %d\n", o.prompt, o.new_tokens, o.ctx);
+        return 2;
+    }
+    openblas_set_num_threads(o.threads);
+    printf("# sapo bench model: backend %s, %d thread(s), batch %d, context %d, warm-up %d, repeats %d\n", o.backend,
+           o.threads, o.batch, o.ctx, o.warmup, o.repeats);
+    printf("# train = forward + backward + AdamW on batch x context tokens; generate = prompt %d + %d new tokens "
+           "per sequence, KV cache, temperature 1\n", o.prompt, o.new_tokens);
+    printf("# %s\n", openblas_get_config());
+    double peak = sgemm_peak_gflops(o.repeats);
+    printf("# sgemm peak: %.1f GFLOP/s\n", peak);
+    printf("#\n# %-12s %-8s %10s %8s %8s %8s %8s %8s %7s %7s %10s %8s\n", "model", "phase", "tok/s", "avg s", "min s",
+           "max s", "GFLOP/s", "mm GF/s", "mm/pk", "mm time", "torch t/s", "vs torch");
+    for (int i = 0; i < n_sizes; i++) bench_one(&sizes[i], &o, peak);
+    printf("# GFLOP/s counts matmuls and attention (backward = 2x forward); mm GF/s is the rate inside sgemm,\n"
+           "# mm/pk its share of the sgemm peak, mm time the share of the training step spent in sgemm.\n");
+    return 0;
+}
