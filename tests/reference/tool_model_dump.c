@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/gpt.h"
+#include "rl/sft.h"
 
 static void put_array(FILE* f, const char* name, int is_int, const void* data, int ndim, const int* dims) {
     uint32_t len = (uint32_t)strlen(name), nd = (uint32_t)ndim;
@@ -36,19 +37,6 @@ static void put_params(FILE* f, const char* prefix, Model* m, const float* memor
         put_array(f, name, 0, p, 1, &n);
         p += n;
     }
-}
-
-/* Masked mean NLL: loss = -sum(mask * logp) / sum(mask); dlogp = -mask / sum(mask). */
-static float masked_nll(const float* lp, const int* tg, int n, float* dlp) {
-    int count = 0;
-    for (int i = 0; i < n; i++) count += tg[i] != TOK_PAD;
-    double loss = 0.0;
-    for (int i = 0; i < n; i++) {
-        int on = tg[i] != TOK_PAD;
-        loss -= on ? lp[i] : 0.0f;
-        dlp[i] = on ? -1.0f / count : 0.0f;
-    }
-    return (float)(loss / count);
 }
 
 int main(int argc, char** argv) {
@@ -80,7 +68,7 @@ int main(int argc, char** argv) {
     static float logits[B * T * GPT_VOCAB];
     model_zero_grad(m);
     model_forward(m, in, tg, B, T, lp);
-    float loss = masked_nll(lp, tg, B * T, dlp);
+    float loss = sft_loss_grad(lp, tg, B * T, dlp);
     m->backend->get_logits(m, logits);
     int btv[3] = {B, T, GPT_VOCAB}, one = 1;
     put_array(f, "logits", 0, logits, 3, btv);
@@ -98,10 +86,10 @@ int main(int argc, char** argv) {
         if (s > 0) {
             model_zero_grad(m);
             model_forward(m, in, tg, B, T, lp);
-            masked_nll(lp, tg, B * T, dlp);
+            sft_loss_grad(lp, tg, B * T, dlp);
             model_backward(m, dlp);
         }
-        losses[s] = masked_nll(lp, tg, B * T, dlp);
+        losses[s] = sft_loss_grad(lp, tg, B * T, dlp);
         norms[s] = model_step(m, &hp, 1.0f);
     }
     put_array(f, "step_losses", 0, losses, 1, &steps);

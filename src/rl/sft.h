@@ -1,0 +1,21 @@
+/* Supervised training on (prompt, completion) text pairs: the warm-up that gives a fresh
+ * policy partial skill before RL. Loss only on completion tokens and the final TOK_EOS. */
+#ifndef SAPO_RL_SFT_H
+#define SAPO_RL_SFT_H
+
+typedef struct {
+    const char* prompt;
+    const char* completion;
+} SftExample;
+
+/* Packs n examples into rows of T tokens: [BOS] prompt completion [EOS], shifted into
+ * inputs/targets, prompt targets and padding set to TOK_PAD. A prompt that does not fit
+ * loses its beginning; a completion that does not fit is cut. Returns the number of
+ * target tokens that carry loss. */
+int sft_pack(const SftExample* ex, int n, int T, int* inputs, int* targets);
+
+/* Masked mean negative log-likelihood over targets != TOK_PAD, and its gradient with
+ * respect to each log-prob (-1/count on those positions, 0 elsewhere). */
+float sft_loss_grad(const float* logprobs, const int* targets, int n, float* dlogprobs);
+
+#endif
