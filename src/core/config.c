@@ -637,7 +637,7 @@ static int load_base(LoadState* st, const char* value, int lineno) {
     char* path = mallocCheck(dirlen + strlen(value) + 1);
     memcpy(path, st->path, dirlen);
     strcpy(path + dirlen, value);
-    char include_what[CFG_KEY_MAX + sizeof what];
+    char include_what[1024 + sizeof what];
     snprintf(include_what, sizeof include_what, "%s:%d: %s", st->path, lineno, what);
     int rc = load_path(st->cfg, path, st, include_what, st->err, st->errlen);
     free(path);
