@@ -5,10 +5,12 @@
 #include <stdio.h>
 
 #include "cli/commands.h"
+#include "core/config.h"
 
 int cmd_info(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
-        printf("usage: sapo info\nPrints the build's backends and library versions.\n");
+        printf("usage: sapo info\nPrints the build's backends and library versions, then every config key\n"
+               "with its type, default, range or choices, whether nodes may differ, and help.\n");
         return 0;
     }
     unsigned h5maj, h5min, h5rel;
@@ -27,5 +29,7 @@ int cmd_info(int argc, char** argv) {
     printf("mpi        %s\n", mpiver);
     printf("hdf5       %u.%u.%u\n", h5maj, h5min, h5rel);
     printf("openblas   %s\n", openblas_get_config());
+    printf("\n");
+    config_print_schema(stdout);
     return 0;
 }

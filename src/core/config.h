@@ -19,10 +19,17 @@ typedef struct {
     const char* choices; /* CFG_ENUM: "a|b|c" */
     int per_node;        /* may be overridden in a [node.K] section */
     const char* help;
+    int min_open, max_open; /* CFG_FLOAT: 1 excludes that bound, e.g. [0, 1) */
 } CfgField;
+
+/* Node indices K in [node.K] and node.K.section.key run over [0, CONFIG_MAX_NODES). */
+#define CONFIG_MAX_NODES 4096
 
 extern const CfgField CONFIG_SCHEMA[];
 extern const int CONFIG_SCHEMA_LEN;
+
+/* The schema entry of "section.key", or NULL when there is none. */
+const CfgField* config_field(const char* key);
 
 typedef struct Config Config;
 
@@ -30,13 +37,23 @@ Config* config_new(void); /* every key at its default */
 void config_free(Config* cfg);
 
 /* Loads an INI file over the current values (a `base = PATH` line before any section is
- * loaded first, relative to the including file). Returns 0, or -1 with the message in err. */
+ * loaded first, relative to the including file). Returns 0, or -1 with the message in err;
+ * a failing load (like a failing override) leaves cfg as it was. */
 int config_load_file(Config* cfg, const char* path, char* err, size_t errlen);
 /* One `section.key=value` (or `node.K.section.key=value`) override from the command line. */
 int config_set_override(Config* cfg, const char* assignment, char* err, size_t errlen);
+/* Checks rules that span keys (model.d_model a multiple of model.n_head, globally and for
+ * every node with overrides). Call it once after the last load and override: a file may
+ * be inconsistent on its own and fixed by a later override. Returns 0 or -1 with err. */
+int config_validate(const Config* cfg, char* err, size_t errlen);
+/* The usual sequence: load path (when not NULL), apply the overrides in order, validate.
+ * On error cfg keeps whatever the steps before the failing one set. */
+int config_load_all(Config* cfg, const char* path, int n_overrides, char* const* overrides, char* err,
+                    size_t errlen);
 
 /* Typed getters; a key missing from the schema or of another type is a programming error
- * and stops the program. The node_ variants see the [node.K] override when there is one. */
+ * and stops the program. The node_ variants see the [node.K] override when there is one
+ * (node < 0, or a node without one, gives the swarm-wide value); any key may be asked. */
 long config_int(const Config* cfg, const char* key);
 double config_float(const Config* cfg, const char* key);
 int config_bool(const Config* cfg, const char* key);
@@ -44,8 +61,13 @@ const char* config_string(const Config* cfg, const char* key); /* also CFG_ENUM 
 long config_node_int(const Config* cfg, int node, const char* key);
 double config_node_float(const Config* cfg, int node, const char* key);
 const char* config_node_string(const Config* cfg, int node, const char* key);
+int config_node_bool(const Config* cfg, int node, const char* key);
 /* Where a key's value came from: "default", "FILE:LINE" or "command line". */
 const char* config_origin(const Config* cfg, const char* key);
+const char* config_node_origin(const Config* cfg, int node, const char* key);
+/* The highest K with a [node.K] override, or -1 when there is none (a run with fewer
+ * ranks than that may want to warn). */
+int config_max_node(const Config* cfg);
 
 /* The resolved configuration as an INI file that config_load_file reads back to the same
  * values (node sections included). */

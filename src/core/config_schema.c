@@ -1,0 +1,79 @@
+/* CONFIG_SCHEMA: every configuration key, its type, default, bounds and help, grouped by
+ * INI section. To add a key, add one line to its section's group (or a new group with a
+ * comment); the parser, `sapo info` and config_write pick it up from here. */
+#include "core/config.h"
+
+#define PER_NODE 1 /* may be overridden in [node.K] */
+#define GLOBAL 0   /* one value for the whole swarm */
+#define TWO_62 4611686018427387904.0 /* 2^62: seeds stay clear of signed overflow when mixed */
+
+#define INT(key, def, lo, hi, node, help) {key, CFG_INT, def, lo, hi, NULL, node, help, 0, 0}
+#define FLOAT(key, def, lo, hi, node, help) {key, CFG_FLOAT, def, lo, hi, NULL, node, help, 0, 0}
+/* A float whose upper bound is excluded: [lo, hi). */
+#define FLOAT_HI_OPEN(key, def, lo, hi, node, help) {key, CFG_FLOAT, def, lo, hi, NULL, node, help, 0, 1}
+/* A float whose lower bound is excluded: (lo, hi]. */
+#define FLOAT_LO_OPEN(key, def, lo, hi, node, help) {key, CFG_FLOAT, def, lo, hi, NULL, node, help, 1, 0}
+#define BOOL(key, def, node, help) {key, CFG_BOOL, def, 0, 0, NULL, node, help, 0, 0}
+#define STRING(key, def, node, help) {key, CFG_STRING, def, 0, 0, NULL, node, help, 0, 0}
+#define ENUM(key, def, choices, node, help) {key, CFG_ENUM, def, 0, 0, choices, node, help, 0, 0}
+
+const CfgField CONFIG_SCHEMA[] = {
+    /* [model] the byte-level GPT each node trains. Nodes may differ in size and backend. */
+    INT("model.n_layer", "2", 1, 64, PER_NODE, "transformer blocks"),
+    INT("model.n_head", "4", 1, 64, PER_NODE, "attention heads per block"),
+    INT("model.d_model", "64", 8, 4096, PER_NODE, "embedding width; a multiple of n_head"),
+    INT("model.n_ctx", "128", 8, 4096, PER_NODE, "context length in bytes (prompt + completion)"),
+    ENUM("model.backend", "cpu", "cpu|cuda|auto", PER_NODE, "where the node computes; auto = cuda when built and a GPU is visible"),
+    STRING("model.init", "", PER_NODE, "checkpoint to start from; empty = random init"),
+    INT("model.init_seed", "1337", 0, TWO_62, GLOBAL, "seed of the random init"),
+
+    /* [optim] AdamW, shared by warm-up and GRPO. */
+    FLOAT("optim.lr", "3e-4", 0, 1, PER_NODE, "learning rate"),
+    FLOAT_HI_OPEN("optim.beta1", "0.9", 0, 1, GLOBAL, "first-moment decay"),
+    FLOAT_HI_OPEN("optim.beta2", "0.999", 0, 1, GLOBAL, "second-moment decay"),
+    FLOAT("optim.eps", "1e-8", 0, 1, GLOBAL, "denominator guard"),
+    FLOAT("optim.weight_decay", "0", 0, 1, GLOBAL, "decoupled weight decay"),
+    FLOAT("optim.grad_clip", "1.0", 0, 1e6, PER_NODE, "global gradient-norm clip; 0 = off"),
+
+    /* [gen] sampling of completions. */
+    FLOAT("gen.temperature", "1.0", 0, 10, PER_NODE, "sampling temperature; 0 = greedy"),
+    FLOAT_LO_OPEN("gen.top_p", "1.0", 0, 1, PER_NODE, "nucleus probability mass; 1 = off"),
+    INT("gen.max_new_tokens", "48", 1, 4096, PER_NODE, "completion length limit in bytes"),
+
+    /* [swarm] the run as a whole. */
+    INT("swarm.seed", "42", 0, TWO_62, GLOBAL, "run seed; every random stream derives from (seed, rank, round, purpose)"),
+    INT("swarm.rounds", "100", 0, 1e7, GLOBAL, "training rounds"),
+    INT("swarm.nodes", "8", 1, CONFIG_MAX_NODES, GLOBAL, "expected swarm size (informational: the MPI size decides)"),
+
+    /* [sampling] the paper's I local / J external split and the pool filter. */
+    INT("sampling.local", "8", 0, 256, PER_NODE, "I: own questions answered per round"),
+    INT("sampling.external", "0", 0, 256, PER_NODE, "J: groups drawn from the swarm pool per round"),
+    ENUM("sampling.filter", "zero_adv", "zero_adv|none", GLOBAL, "pool filter; zero_adv drops groups whose advantages are all zero"),
+
+    /* [grpo] the policy-gradient step (the learning rate is optim.lr). */
+    INT("grpo.completions", "8", 1, 256, PER_NODE, "L: completions per question (group size)"),
+    INT("grpo.ppo_epochs", "1", 1, 16, GLOBAL, "optimizer steps per batch; the clip only acts above 1"),
+    FLOAT("grpo.eps_low", "0.2", 0, 1, GLOBAL, "clip the ratio from below at 1 - eps_low"),
+    FLOAT("grpo.eps_high", "0.28", 0, 1, GLOBAL, "clip the ratio from above at 1 + eps_high"),
+    FLOAT("grpo.kl", "0", 0, 10, GLOBAL, "KL penalty weight to the initial policy; the paper uses 0"),
+
+    /* [net] how rollouts travel between nodes (netem decides delay and loss). */
+    ENUM("net.transport", "allgather", "allgather|p2p", GLOBAL, "allgather = the paper's synchronous exchange; p2p = sends with netem"),
+    ENUM("net.clock", "virtual", "virtual|wall", GLOBAL, "virtual = deterministic rounds; wall = real asynchrony"),
+    FLOAT("net.latency", "0", 0, 1e6, GLOBAL, "mean message delay (rounds with clock = virtual, seconds with wall)"),
+    FLOAT("net.drop", "0", 0, 1, GLOBAL, "probability that a message is lost"),
+
+    /* [tasks] which ReasoningGYM tasks, at which difficulty. */
+    ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
+    STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
+
+    /* [run] where results go and how often to evaluate and log. */
+    STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
+    STRING("run.name", "", GLOBAL, "run name"),
+    INT("run.eval_every", "10", 0, 1e7, GLOBAL, "rounds between evaluations; 0 = never"),
+    INT("run.eval_questions", "16", 0, 100000, GLOBAL, "held-out questions per evaluation"),
+    INT("run.log_every", "1", 1, 1e7, GLOBAL, "rounds between progress lines"),
+    BOOL("run.resume", "false", GLOBAL, "continue from the run directory's last checkpoint when there is one"),
+};
+
+const int CONFIG_SCHEMA_LEN = (int)(sizeof CONFIG_SCHEMA / sizeof CONFIG_SCHEMA[0]);
