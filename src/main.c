@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 
 static const SapoCommand COMMANDS[] = {
+    {"demo", "train a policy model on a toy task and sample from it (single process)", cmd_demo},
     {"bench", "benchmarks: `sapo bench model` (C vs PyTorch vs sgemm peak)", cmd_bench},
     {"info", "build facts and every config key with its default and bounds", cmd_info},
 };

@@ -16,4 +16,15 @@ int cmd_demo(int argc, char** argv);
 /* True when argv holds -h or --help. */
 int cli_wants_help(int argc, char** argv);
 
+struct Config;
+/* Builds the run configuration from the positional arguments argv[first..argc): an
+ * optional CONFIG.ini, then section.key=value overrides; arguments starting with "--" are
+ * left to the caller (skipped here together with their value when listed in
+ * flags_with_value, a NULL-terminated list). Prints a one-line error and returns NULL on
+ * bad input. */
+struct Config* cli_load_config(const char* command, int argc, char** argv, int first, const char* const* flags_with_value);
+
+/* Finds "--flag VALUE" in argv; returns VALUE or NULL. */
+const char* cli_flag_value(int argc, char** argv, const char* flag);
+
 #endif

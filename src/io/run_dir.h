@@ -1,0 +1,17 @@
+/* Run directories: where a command writes its results, created up front and printed, so a
+ * researcher can always find a run again. */
+#ifndef SAPO_IO_RUN_DIR_H
+#define SAPO_IO_RUN_DIR_H
+
+#include <stddef.h>
+
+/* The directory to use: `requested` when not empty, else results/runs/NAME-YYYYmmdd-HHMMSS
+ * (NAME = name, or kind when name is empty). Creates it and its parents. Returns a heap
+ * path, or NULL with a reason in err. */
+char* run_dir_create(const char* requested, const char* kind, const char* name, char* err, size_t errlen);
+/* mkdir -p; 0 or -1 with err. */
+int make_dirs(const char* path, char* err, size_t errlen);
+/* dir/leaf as a heap string. */
+char* path_join(const char* dir, const char* leaf);
+
+#endif
