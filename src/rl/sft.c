@@ -5,34 +5,37 @@
 
 #include "model/gpt.h"
 
+int seq_pack(const char* prompt, const char* completion, int append_eos, int T, int* in, int* tg) {
+    size_t plen = strlen(prompt), clen = strlen(completion);
+    int eos = append_eos ? 1 : 0;
+    /* sequence: BOS, prompt, completion, [EOS]; its first T + 1 tokens fit the row */
+    int keep_c = (int)clen + eos <= T ? (int)clen : T - eos;
+    if (keep_c < 0) keep_c = 0;
+    int room_p = T - keep_c - eos;
+    int keep_p = (int)plen < room_p ? (int)plen : room_p;
+    const unsigned char* p = (const unsigned char*)prompt + (plen - keep_p);
+    const unsigned char* c = (const unsigned char*)completion;
+    int seq_len = 1 + keep_p + keep_c + eos;
+    int count = 0;
+    for (int t = 0; t < T; t++) {
+        if (t + 1 >= seq_len) { /* no next token: padding */
+            in[t] = TOK_PAD;
+            tg[t] = TOK_PAD;
+            continue;
+        }
+        int i = t, j = t + 1; /* the row predicts token j of the sequence from token i */
+        in[t] = i == 0 ? TOK_BOS : i <= keep_p ? p[i - 1] : c[i - 1 - keep_p];
+        int tok_j = j <= keep_p ? p[j - 1] : j <= keep_p + keep_c ? c[j - 1 - keep_p] : TOK_EOS;
+        tg[t] = j <= keep_p ? TOK_PAD : tok_j;
+        count += tg[t] != TOK_PAD;
+    }
+    return count;
+}
+
 int sft_pack(const SftExample* ex, int n, int T, int* inputs, int* targets) {
     int count = 0;
-    for (int r = 0; r < n; r++) {
-        int* in = inputs + (size_t)r * T;
-        int* tg = targets + (size_t)r * T;
-        size_t plen = strlen(ex[r].prompt), clen = strlen(ex[r].completion);
-        /* sequence: BOS, prompt, completion, EOS; keep at most T + 1 tokens */
-        int keep_c = (int)clen < T ? (int)clen : T - 1;
-        int room_p = T - keep_c - 1; /* prompt bytes that fit beside BOS and the completion */
-        if (room_p < 0) room_p = 0;
-        int keep_p = (int)plen < room_p ? (int)plen : room_p;
-        const unsigned char* p = (const unsigned char*)ex[r].prompt + (plen - keep_p);
-        const unsigned char* c = (const unsigned char*)ex[r].completion;
-        int seq_len = 1 + keep_p + keep_c + 1;
-        for (int t = 0; t < T; t++) {
-            int i = t, j = t + 1; /* input is token i, target token j of the sequence */
-            int tok_i = i == 0 ? TOK_BOS : i <= keep_p ? p[i - 1] : i <= keep_p + keep_c ? c[i - 1 - keep_p] : TOK_EOS;
-            int tok_j = j <= keep_p ? p[j - 1] : j <= keep_p + keep_c ? c[j - 1 - keep_p] : TOK_EOS;
-            if (i >= seq_len - 1) {
-                in[t] = TOK_PAD;
-                tg[t] = TOK_PAD;
-                continue;
-            }
-            in[t] = tok_i;
-            tg[t] = j <= keep_p ? TOK_PAD : tok_j;
-            count += tg[t] != TOK_PAD;
-        }
-    }
+    for (int r = 0; r < n; r++)
+        count += seq_pack(ex[r].prompt, ex[r].completion, 1, T, inputs + (size_t)r * T, targets + (size_t)r * T);
     return count;
 }
 

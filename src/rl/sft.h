@@ -8,10 +8,13 @@ typedef struct {
     const char* completion;
 } SftExample;
 
-/* Packs n examples into rows of T tokens: [BOS] prompt completion [EOS], shifted into
- * inputs/targets, prompt targets and padding set to TOK_PAD. A prompt that does not fit
- * loses its beginning; a completion that does not fit is cut. Returns the number of
- * target tokens that carry loss. */
+/* Packs one sequence [BOS] prompt completion [EOS if append_eos] into a row of T tokens,
+ * shifted into inputs/targets, with prompt targets and padding set to TOK_PAD. A prompt
+ * that does not fit loses its beginning; a completion that does not fit is cut. Returns
+ * the number of target tokens that carry loss (the completion's, and the EOS). */
+int seq_pack(const char* prompt, const char* completion, int append_eos, int T, int* inputs, int* targets);
+
+/* seq_pack for n examples, EOS appended, into n rows; returns the loss-carrying tokens. */
 int sft_pack(const SftExample* ex, int n, int T, int* inputs, int* targets);
 
 /* Masked mean negative log-likelihood over targets != TOK_PAD, and its gradient with
