@@ -48,6 +48,7 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [sampling] the paper's I local / J external split and the pool filter. */
     INT("sampling.local", "8", 0, 256, PER_NODE, "I: own questions answered per round"),
     INT("sampling.external", "0", 0, 256, PER_NODE, "J: groups drawn from the swarm pool per round"),
+    INT("sampling.groups", "8", 1, 256, PER_NODE, "groups trained on per round; local + external must equal it"),
     ENUM("sampling.filter", "zero_adv", "zero_adv|none", GLOBAL, "pool filter; zero_adv drops groups whose advantages are all zero"),
 
     /* [grpo] the policy-gradient step (the learning rate is optim.lr). */
@@ -62,10 +63,17 @@ const CfgField CONFIG_SCHEMA[] = {
     ENUM("net.clock", "virtual", "virtual|wall", GLOBAL, "virtual = deterministic rounds; wall = real asynchrony"),
     FLOAT("net.latency", "0", 0, 1e6, GLOBAL, "mean message delay (rounds with clock = virtual, seconds with wall)"),
     FLOAT("net.drop", "0", 0, 1, GLOBAL, "probability that a message is lost"),
+    ENUM("net.fault", "none", "none|garbage|truncate|lie", PER_NODE, "corrupt this node's outgoing messages (tests, adversarial nodes)"),
 
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
     STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
+
+    /* [pretrain] the supervised warm-up on task demonstrations (`sapo pretrain`). */
+    INT("pretrain.steps", "2000", 0, 1e7, GLOBAL, "optimizer steps of the warm-up"),
+    INT("pretrain.batch", "32", 1, 4096, GLOBAL, "demonstrations per step"),
+    FLOAT("pretrain.lr", "1e-3", 0, 1, GLOBAL, "warm-up learning rate (AdamW, optim.* otherwise)"),
+    STRING("pretrain.out", "", GLOBAL, "checkpoint the warm-up writes; empty = RUN_DIR/warmup.ckpt"),
 
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
