@@ -8,6 +8,7 @@ static const SapoCommand COMMANDS[] = {
     {"demo", "train a policy model on a toy task and sample from it (single process)", cmd_demo},
     {"bench", "benchmarks: `sapo bench model` (C vs PyTorch vs sgemm peak)", cmd_bench},
     {"info", "build facts and every config key with its default and bounds", cmd_info},
+    {"tasks", "ReasoningGYM tasks: list, gen, score, baseline", cmd_tasks},
 };
 static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 
