@@ -34,6 +34,8 @@ typedef struct {
 #define MESSAGE_MAX_GROUPS 4096
 #define MESSAGE_MAX_COMPLETIONS 1024
 #define MESSAGE_MAX_STRING (1u << 20)
+/* Fixed header in front of the payload (layout in message.c). */
+#define MESSAGE_HEADER_BYTES 32
 
 /* Encodes msg into a new heap buffer (*out, *out_len). Returns 0, or -1 with err when msg
  * exceeds the limits above. */
@@ -44,7 +46,11 @@ int message_encode(const SwarmMessage* msg, uint8_t** out, size_t* out_len, char
 int message_decode(const uint8_t* buf, size_t len, SwarmMessage* msg, char* err, size_t errlen);
 void message_free(SwarmMessage* msg);
 void rollout_group_free(RolloutGroup* g);
-/* Deep copy. */
+/* Deep copy into dst (whose previous contents are overwritten, not freed). */
 void rollout_group_copy(RolloutGroup* dst, const RolloutGroup* src);
+/* Rewrites the payload length and checksum fields of the len-byte record in buf so that
+ * they match its bytes; the encoder's last step, and what tests use to edit a record by
+ * hand and still reach the parser. Returns 0, or -1 when len is under the header size. */
+int message_seal(uint8_t* buf, size_t len);
 
 #endif

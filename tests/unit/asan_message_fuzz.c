@@ -1,0 +1,268 @@
+/* Malformed swarm messages never crash, leak or hit undefined behaviour: mutations of valid
+ * encoded messages (bit flips, byte changes, truncations, extensions, corrupted length and
+ * count fields, spliced records, random buffers) go through message_decode under
+ * ASan+UBSan. Most mutations are resealed (payload length and checksum recomputed) so the
+ * parser, not the checksum, has to catch them. A decode that succeeds must re-encode to
+ * the very same bytes (the encoding is canonical); a rejection must give one line whose
+ * reason is one of the known classes. Deterministic seed; prints counts per class. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "message_layout.h"
+#include "swarm/message.h"
+
+static uint64_t rng_state = 0x3c6ef372fe94f82bULL;
+static uint64_t rng_next(void) { /* splitmix64 */
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+static size_t rng_below(size_t n) { return n ? (size_t)(rng_next() % n) : 0; }
+
+/* Text of random length from a small alphabet that includes UTF-8 and high bytes, no NUL. */
+static char* random_text(size_t max_len) {
+    static const char* pieces[] = {"a", "7", " ", "<answer>", "</answer>", "{\"k\": 1}", "\xC3\xA9", "\xF0\x9F\xA7\xA0",
+                                   "\xff", "\x01", "\n", "\"", "\\", "None"};
+    size_t target = rng_below(max_len + 1), n = 0;
+    char* s = malloc(max_len + 16);
+    while (n < target) {
+        const char* p = pieces[rng_below(sizeof pieces / sizeof *pieces)];
+        size_t k = strlen(p);
+        memcpy(s + n, p, k);
+        n += k;
+    }
+    s[n] = '\0';
+    return s;
+}
+
+static SwarmMessage random_message(void) {
+    SwarmMessage m = {.sender = (int32_t)rng_below(64), .round = (int32_t)rng_below(1000)};
+    m.n_groups = (int32_t)rng_below(6);
+    m.groups = m.n_groups ? calloc((size_t)m.n_groups, sizeof *m.groups) : NULL;
+    for (int i = 0; i < m.n_groups; i++) {
+        RolloutGroup* g = &m.groups[i];
+        g->task_id = (int32_t)rng_next();
+        g->seed = (int64_t)rng_next();
+        g->index = (int64_t)rng_below(100000);
+        g->config_json = random_text(24);
+        g->question = random_text(48);
+        g->answer = rng_below(4) ? random_text(8) : NULL;
+        g->metadata_json = random_text(24);
+        g->n_completions = (int32_t)rng_below(7);
+        g->completions = g->n_completions ? calloc((size_t)g->n_completions, sizeof(char*)) : NULL;
+        for (int c = 0; c < g->n_completions; c++) g->completions[c] = random_text(32);
+    }
+    return m;
+}
+
+/* Rejection classes, recognised by the wording of message.c's reasons. */
+static const struct {
+    const char* name;
+    const char* fragment;
+} CLASSES[] = {
+    {"bad magic", "bad magic"},
+    {"version", "unsupported version"},
+    {"flags", "unknown flags"},
+    {"header truncated", "truncated header"},
+    {"payload length", "payload length"},
+    {"checksum", "bad checksum"},
+    {"negative sender/round", "is negative"},
+    {"truncated field", "truncated: needs"},
+    {"length past end", "bytes left"},
+    {"count past end", "needs at least"},
+    {"over a limit", "exceeds the limit"},
+    {"embedded NUL", "NUL byte"},
+    {"presence byte", "expected 0 (None) or 1"},
+    {"trailing bytes", "trailing bytes"},
+};
+enum { N_CLASSES = sizeof CLASSES / sizeof *CLASSES };
+
+static long accepted, rejected_by[N_CLASSES], failures;
+
+static void fail(const char* what, long iter, const char* detail) {
+    if (failures < 20) printf("FAIL iteration %ld (%s): %s\n", iter, what, detail);
+    failures++;
+}
+
+static void decode_one(const uint8_t* buf, size_t len, const char* what, long iter) {
+    SwarmMessage m;
+    char err[512] = "";
+    if (message_decode(buf, len, &m, err, sizeof err) == 0) {
+        accepted++;
+        uint8_t* again = NULL;
+        size_t again_len = 0;
+        char err2[512] = "";
+        if (message_encode(&m, &again, &again_len, err2, sizeof err2)) fail(what, iter, err2);
+        else if (again_len != len || memcmp(again, buf, len) != 0) fail(what, iter, "re-encoding gives other bytes");
+        else {
+            SwarmMessage back;
+            if (message_decode(again, again_len, &back, err2, sizeof err2)) fail(what, iter, err2);
+            message_free(&back);
+        }
+        free(again);
+        message_free(&m);
+        return;
+    }
+    if (m.n_groups != 0 || m.groups != NULL) fail(what, iter, "*msg not left empty after a rejection");
+    if (!err[0] || strchr(err, '\n')) fail(what, iter, "message empty or not one line");
+    for (int c = 0; c < N_CLASSES; c++) {
+        if (strstr(err, CLASSES[c].fragment)) {
+            rejected_by[c]++;
+            return;
+        }
+    }
+    fail(what, iter, err);
+}
+
+/* A buffer with room to grow; mutations work on it in place. */
+typedef struct {
+    uint8_t* b;
+    size_t len, cap;
+} Buf;
+
+static void buf_reserve(Buf* x, size_t n) {
+    if (n > x->cap) {
+        x->cap = n * 2;
+        x->b = realloc(x->b, x->cap);
+    }
+}
+
+static void random_bytes(uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; i++) p[i] = (uint8_t)rng_next();
+}
+
+/* One structural mutation of x (a valid record on entry, maybe not after). */
+static const char* mutate(Buf* x) {
+    switch (rng_below(7)) {
+    case 0: { /* bit flip */
+        size_t at = rng_below(x->len);
+        x->b[at] ^= (uint8_t)(1u << rng_below(8));
+        return "bit flip";
+    }
+    case 1: /* byte change, with a bias towards 0, 1 and 0xff */
+        x->b[rng_below(x->len)] = (uint8_t)(rng_below(4) ? rng_next() : (rng_below(3) == 0 ? 0 : rng_below(2) ? 1 : 0xff));
+        return "byte change";
+    case 2: /* truncation */
+        x->len = rng_below(x->len);
+        return "truncation";
+    case 3: { /* extension: random bytes or a copy of a span */
+        size_t n = 1 + rng_below(40);
+        buf_reserve(x, x->len + n);
+        if (rng_below(2) || x->len < n) random_bytes(x->b + x->len, n);
+        else memcpy(x->b + x->len, x->b + rng_below(x->len - n + 1), n);
+        x->len += n;
+        return "extension";
+    }
+    case 4: { /* delete or duplicate a span in the middle */
+        if (x->len <= 33) return "span (too short)";
+        size_t at = 32 + rng_below(x->len - 32), n = 1 + rng_below(16);
+        if (at + n > x->len) n = x->len - at;
+        if (rng_below(2)) {
+            memmove(x->b + at, x->b + at + n, x->len - at - n);
+            x->len -= n;
+            return "span deleted";
+        }
+        buf_reserve(x, x->len + n);
+        memmove(x->b + at + n, x->b + at, x->len - at);
+        x->len += n;
+        return "span duplicated";
+    }
+    default: { /* a length, count or presence field set to a nasty value */
+        Field f[512];
+        int n = layout_fields(x->b, x->len, f, 512);
+        if (n <= 0) return "field (layout lost)";
+        const Field* pick = &f[rng_below((size_t)(n < 512 ? n : 512))];
+        if (pick->kind == FIELD_PRESENCE) {
+            x->b[pick->at] = (uint8_t)rng_below(4);
+            return "presence field";
+        }
+        static const uint32_t nasty[] = {0, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u, MESSAGE_MAX_GROUPS,
+                                         MESSAGE_MAX_GROUPS + 1, MESSAGE_MAX_COMPLETIONS + 1, MESSAGE_MAX_STRING,
+                                         MESSAGE_MAX_STRING + 1};
+        uint32_t v;
+        switch (rng_below(4)) {
+        case 0: v = pick->value + 1; break;
+        case 1: v = pick->value - 1; break;
+        case 2: v = nasty[rng_below(sizeof nasty / sizeof *nasty)]; break;
+        default: v = (uint32_t)rng_below(64);
+        }
+        layout_put_u32(x->b + pick->at, v);
+        return "length/count field";
+    }
+    }
+}
+
+int main(void) {
+    enum { ITERATIONS = 400000, RANDOM_EVERY = 16 };
+    Buf x = {0};
+    long by_kind_resealed = 0, unsealed = 0, random_buffers = 0;
+    SwarmMessage base = random_message();
+    uint8_t* enc = NULL;
+    size_t enc_len = 0;
+    char err[512];
+    for (long it = 0; it < ITERATIONS; it++) {
+        if (it % 64 == 0) { /* a fresh valid message now and then */
+            message_free(&base);
+            free(enc);
+            base = random_message();
+            if (message_encode(&base, &enc, &enc_len, err, sizeof err)) {
+                printf("FAIL: a valid random message does not encode: %s\n", err);
+                return 1;
+            }
+            decode_one(enc, enc_len, "unmutated", it);
+        }
+        if (it % RANDOM_EVERY == 0) { /* random bytes, half of them behind a valid header */
+            size_t n = rng_below(300);
+            buf_reserve(&x, n + MESSAGE_HEADER_BYTES);
+            random_bytes(x.b, n + MESSAGE_HEADER_BYTES);
+            x.len = n;
+            if (rng_below(2)) {
+                x.len = n + MESSAGE_HEADER_BYTES;
+                memcpy(x.b, enc, 8); /* magic, version, flags */
+                if (rng_below(2)) layout_put_u32(x.b + 32, (uint32_t)rng_below(4)); /* small n_groups */
+                message_seal(x.b, x.len);
+            }
+            random_buffers++;
+            decode_one(x.b, x.len, "random buffer", it);
+            continue;
+        }
+        buf_reserve(&x, enc_len);
+        memcpy(x.b, enc, enc_len);
+        x.len = enc_len;
+        const char* what = "";
+        int n_mut = 1 + (int)rng_below(rng_below(4) ? 1 : 4);
+        for (int k = 0; k < n_mut && x.len > 0; k++) what = mutate(&x);
+        /* Reseal most of them so the checksum does not hide the parser. Sealing only
+         * rewrites bytes 16..31, so magic/version/flags mutations still show. */
+        if (x.len >= MESSAGE_HEADER_BYTES && rng_below(8)) {
+            message_seal(x.b, x.len);
+            by_kind_resealed++;
+        } else {
+            unsealed++;
+        }
+        decode_one(x.b, x.len, what, it);
+    }
+    message_free(&base);
+    free(enc);
+    free(x.b);
+
+    long rejected = 0;
+    for (int c = 0; c < N_CLASSES; c++) rejected += rejected_by[c];
+    printf("asan_message_fuzz: %d iterations (%ld resealed mutations, %ld unsealed, %ld random buffers) + "
+           "unmutated originals: %ld accepted (re-encoded byte for byte), %ld rejected\n",
+           ITERATIONS, by_kind_resealed, unsealed, random_buffers, accepted, rejected);
+    for (int c = 0; c < N_CLASSES; c++) printf("  rejected %-22s %ld\n", CLASSES[c].name, rejected_by[c]);
+    printf("  failures %ld\n", failures);
+    /* Every class a decoder can reach from these mutations must have been reached, so a
+     * check that silently stopped firing shows up here. */
+    for (int c = 0; c < N_CLASSES; c++) {
+        if (rejected_by[c] == 0) {
+            printf("FAIL: no rejection of class '%s' in the whole run\n", CLASSES[c].name);
+            failures++;
+        }
+    }
+    return failures ? 1 : 0;
+}

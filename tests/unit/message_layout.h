@@ -1,0 +1,102 @@
+/* Test-side reading of the version-1 swarm message layout, written independently of
+ * src/swarm/message.c: it lists where each payload field of a VALID record sits, so tests
+ * can corrupt one named field (a string length, a count) and predict the decoder's answer,
+ * and it packs little-endian values and computes the FNV-1a checksum by hand. */
+#ifndef SAPO_TESTS_MESSAGE_LAYOUT_H
+#define SAPO_TESTS_MESSAGE_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    FIELD_N_GROUPS,
+    FIELD_TASK_ID,
+    FIELD_SEED,
+    FIELD_INDEX,
+    FIELD_CONFIG, /* string fields: the offset is that of the u32 length */
+    FIELD_QUESTION,
+    FIELD_PRESENCE,
+    FIELD_ANSWER,
+    FIELD_METADATA,
+    FIELD_N_COMPLETIONS,
+    FIELD_COMPLETION,
+} FieldKind;
+
+typedef struct {
+    FieldKind kind;
+    size_t at;     /* byte offset in the record */
+    int group;     /* -1 for n_groups */
+    int item;      /* completion index, -1 otherwise */
+    uint32_t value; /* the u32 length / count / presence byte as stored */
+} Field;
+
+static inline uint32_t layout_u32(const uint8_t* p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline void layout_put_u32(uint8_t* p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void layout_put_u64(uint8_t* p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+/* FNV-1a 64 over header bytes [0, 24) and the payload, as message.c documents. */
+static inline uint64_t layout_checksum(const uint8_t* buf, size_t len) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        if (i >= 24 && i < 32) continue;
+        h ^= buf[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* Walks a valid record from byte 32; fills up to cap fields and returns how many there
+ * are (may exceed cap), or -1 if the record does not follow the layout. */
+static inline int layout_fields(const uint8_t* buf, size_t len, Field* out, int cap) {
+    size_t at = 32;
+    int n = 0;
+#define LAYOUT_ADD(k, g, it, v)                                                               \
+    do {                                                                                      \
+        if (n < cap) out[n] = (Field){.kind = (k), .at = at, .group = (g), .item = (it), .value = (v)}; \
+        n++;                                                                                  \
+    } while (0)
+#define LAYOUT_STRING(k, g, it)                          \
+    do {                                                 \
+        if (at + 4 > len) return -1;                     \
+        uint32_t sl = layout_u32(buf + at);              \
+        LAYOUT_ADD(k, g, it, sl);                        \
+        if (sl > len - at - 4) return -1;                \
+        at += 4 + sl;                                    \
+    } while (0)
+    if (at + 4 > len) return -1;
+    uint32_t n_groups = layout_u32(buf + at);
+    LAYOUT_ADD(FIELD_N_GROUPS, -1, -1, n_groups);
+    at += 4;
+    for (uint32_t g = 0; g < n_groups; g++) {
+        if (at + 20 > len) return -1;
+        LAYOUT_ADD(FIELD_TASK_ID, (int)g, -1, layout_u32(buf + at));
+        at += 4;
+        LAYOUT_ADD(FIELD_SEED, (int)g, -1, layout_u32(buf + at));
+        at += 8;
+        LAYOUT_ADD(FIELD_INDEX, (int)g, -1, layout_u32(buf + at));
+        at += 8;
+        LAYOUT_STRING(FIELD_CONFIG, (int)g, -1);
+        LAYOUT_STRING(FIELD_QUESTION, (int)g, -1);
+        if (at + 1 > len) return -1;
+        uint8_t present = buf[at];
+        LAYOUT_ADD(FIELD_PRESENCE, (int)g, -1, present);
+        at += 1;
+        if (present) LAYOUT_STRING(FIELD_ANSWER, (int)g, -1);
+        LAYOUT_STRING(FIELD_METADATA, (int)g, -1);
+        if (at + 4 > len) return -1;
+        uint32_t nc = layout_u32(buf + at);
+        LAYOUT_ADD(FIELD_N_COMPLETIONS, (int)g, -1, nc);
+        at += 4;
+        for (uint32_t c = 0; c < nc; c++) LAYOUT_STRING(FIELD_COMPLETION, (int)g, (int)c);
+    }
+#undef LAYOUT_STRING
+#undef LAYOUT_ADD
+    return at == len ? n : -1;
+}
+
+#endif
