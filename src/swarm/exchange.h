@@ -1,0 +1,24 @@
+/* Transports that move encoded messages between nodes. `allgather` is the paper's
+ * synchronous exchange: every node gets every other node's message of this round. */
+#ifndef SAPO_SWARM_EXCHANGE_H
+#define SAPO_SWARM_EXCHANGE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Messages a node received in one exchange (its own excluded). */
+typedef struct {
+    int n;
+    int* senders;
+    uint8_t** bufs;  /* each a view into `storage` */
+    size_t* lens;
+    uint8_t* storage;
+    double t_wait;   /* seconds blocked waiting for the slowest peer */
+} Inbox;
+
+/* MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes. */
+void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* inbox);
+void inbox_free(Inbox* inbox);
+
+#endif

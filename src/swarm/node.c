@@ -1,0 +1,332 @@
+/* One swarm node and its SAPO round (see node.h). */
+#include "swarm/node.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_timer.h"
+#include "core/check.h"
+#include "core/rng.h"
+#include "model/checkpoint.h"
+#include "model/model_from_config.h"
+#include "model/tokenizer.h"
+#include "swarm/exchange.h"
+#include "swarm/group_verify.h"
+#include "swarm/message.h"
+#include "tasks/answer.h"
+
+static NodeFault parse_fault(const char* s) {
+    if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
+    if (!strcmp(s, "truncate")) return FAULT_TRUNCATE;
+    if (!strcmp(s, "lie")) return FAULT_LIE;
+    return FAULT_NONE;
+}
+
+int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen) {
+    TaskSet ts;
+    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) return -1;
+    taskset_free(&ts);
+    if (config_max_node(cfg) >= n_nodes)
+        return set_error(err, errlen, "[node.%d] is set but the swarm has %d nodes (0..%d)", config_max_node(cfg),
+                         n_nodes, n_nodes - 1);
+    if (config_float(cfg, "grpo.kl") > 0 && config_int(cfg, "grpo.ppo_epochs") < 1)
+        return set_error(err, errlen, "grpo.ppo_epochs must be >= 1");
+    for (int k = 0; k < n_nodes; k++) {
+        long I = config_node_int(cfg, k, "sampling.local"), J = config_node_int(cfg, k, "sampling.external");
+        long G = config_node_int(cfg, k, "sampling.groups");
+        if (I + J != G)
+            return set_error(err, errlen,
+                             "node %d: sampling.local (%ld) + sampling.external (%ld) = %ld, but sampling.groups = %ld "
+                             "(I + J must equal the groups trained on per round)",
+                             k, I, J, I + J, G);
+        if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
+        if (J > 0 && n_nodes < 2)
+            return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
+        GPTConfig g = gpt_config_from(cfg, k);
+        long max_new = config_node_int(cfg, k, "gen.max_new_tokens");
+        if (g.n_ctx < max_new + 16)
+            return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
+                             k, g.n_ctx, max_new);
+        const char* backend = config_node_string(cfg, k, "model.backend");
+        if (!model_backend_find(backend))
+            return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
+                             k, backend);
+        const char* init = config_node_string(cfg, k, "model.init");
+        if (*init) {
+            CheckpointInfo info;
+            char why[512];
+            if (checkpoint_read_info(init, &info, why, sizeof why))
+                return set_error(err, errlen, "node %d: model.init: %s", k, why);
+            if (info.cfg.n_layer != g.n_layer || info.cfg.n_head != g.n_head || info.cfg.d_model != g.d_model ||
+                info.cfg.n_ctx != g.n_ctx)
+                return set_error(err, errlen,
+                                 "node %d: model.init %s has n_layer=%d n_head=%d d_model=%d n_ctx=%d, the config asks "
+                                 "n_layer=%d n_head=%d d_model=%d n_ctx=%d",
+                                 k, init, info.cfg.n_layer, info.cfg.n_head, info.cfg.d_model, info.cfg.n_ctx, g.n_layer,
+                                 g.n_head, g.d_model, g.n_ctx);
+        }
+    }
+    return 0;
+}
+
+SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
+    SwarmNode* n = callocCheck(1, sizeof *n);
+    n->rank = rank;
+    n->n_nodes = n_nodes;
+    n->comm = comm;
+    n->seed = (uint64_t)config_int(cfg, "swarm.seed");
+    n->I = (int)config_node_int(cfg, rank, "sampling.local");
+    n->J = (int)config_node_int(cfg, rank, "sampling.external");
+    n->L = (int)config_node_int(cfg, rank, "grpo.completions");
+    n->filter_zero_adv = !strcmp(config_string(cfg, "sampling.filter"), "zero_adv");
+    n->eval_every = (int)config_int(cfg, "run.eval_every");
+    n->eval_questions = (int)config_int(cfg, "run.eval_questions");
+    n->fault = parse_fault(config_node_string(cfg, rank, "net.fault"));
+    n->grad_clip = (float)config_node_float(cfg, rank, "optim.grad_clip");
+    n->adamw = adamw_config_from(cfg, rank);
+    n->grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
+                           .eps_high = (float)config_float(cfg, "grpo.eps_high"),
+                           .kl = (float)config_float(cfg, "grpo.kl"),
+                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs")};
+    n->gen = gen_config_from(cfg, rank);
+    n->gen.stop = COMPLETION_STOP;
+    if (taskset_build(&n->tasks, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) {
+        free(n);
+        return NULL;
+    }
+    n->max_rows = (n->I + n->J) * n->L;
+    if (n->eval_questions > n->max_rows) n->max_rows = n->eval_questions;
+    GPTConfig g = gpt_config_from(cfg, rank);
+    const ModelBackend* backend = model_backend_find(config_node_string(cfg, rank, "model.backend"));
+    uint64_t init_seed = (uint64_t)config_int(cfg, "model.init_seed");
+    n->policy = model_create(&g, backend, n->max_rows, init_seed);
+    const char* init = config_node_string(cfg, rank, "model.init");
+    if (*init && checkpoint_load(n->policy, init, 0, err, errlen)) {
+        node_free(n);
+        return NULL;
+    }
+    if (n->grpo.kl > 0.0f) {
+        n->ref = model_create(&g, backend, n->max_rows, init_seed);
+        if (*init && checkpoint_load(n->ref, init, 0, err, errlen)) {
+            node_free(n);
+            return NULL;
+        }
+    }
+    n->trainer = grpo_trainer_create(n->policy, n->ref, n->max_rows);
+    n->prompt_tokens = mallocCheck(sizeof(int) * n->max_rows * g.n_ctx);
+    n->prompt_lens = mallocCheck(sizeof(int) * n->max_rows);
+    n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
+    n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
+    return n;
+}
+
+void node_free(SwarmNode* n) {
+    if (!n) return;
+    grpo_trainer_free(n->trainer);
+    model_free(n->policy);
+    model_free(n->ref);
+    taskset_free(&n->tasks);
+    pool_free(&n->pool);
+    free(n->prompt_tokens);
+    free(n->prompt_lens);
+    free(n->out_tokens);
+    free(n->out_lens);
+    free(n);
+}
+
+/* Generates one completion per row for rows prompts (row r asks prompts[r]); writes the
+ * decoded texts (heap) into texts. */
+static void generate_texts(SwarmNode* n, char* const* prompts, int rows, RngStream* rng, char** texts) {
+    int n_ctx = n->policy->cfg.n_ctx, max_prompt = n_ctx - n->gen.max_new_tokens;
+    for (int r = 0; r < rows; r++)
+        n->prompt_lens[r] = tok_encode_prompt(prompts[r], n->prompt_tokens + (size_t)r * n_ctx, max_prompt);
+    model_generate(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, rows, &n->gen, rng, n->out_tokens, n->out_lens);
+    for (int r = 0; r < rows; r++) texts[r] = tok_decode(n->out_tokens + (size_t)r * n->gen.max_new_tokens, n->out_lens[r]);
+}
+
+/* pass@1 of one sampled answer to each of eval_questions fresh held-out questions. */
+static double node_evaluate(SwarmNode* n, int round) {
+    RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
+    int total = n->eval_questions;
+    Question* qs = callocCheck(total, sizeof *qs);
+    char** prompts = mallocCheck(sizeof(char*) * total);
+    char** texts = mallocCheck(sizeof(char*) * total);
+    char err[512];
+    for (int i = 0; i < total; i++) {
+        if (question_draw(&n->tasks, &rng, &qs[i], err, sizeof err)) sapo_die("evaluation question: %s", err);
+        prompts[i] = qs[i].prompt;
+    }
+    generate_texts(n, prompts, total, &rng, texts);
+    double sum = 0.0;
+    for (int i = 0; i < total; i++) {
+        sum += task_reward(qs[i].slot->spec, texts[i], qs[i].entry);
+        free(texts[i]);
+        question_free(&qs[i]);
+    }
+    free(qs);
+    free(prompts);
+    free(texts);
+    return total ? sum / total : NAN;
+}
+
+/* Corrupts an encoded message as net.fault asks (garbage and truncate act on the bytes). */
+static void apply_byte_fault(SwarmNode* n, int round, uint8_t* buf, size_t* len) {
+    if (n->fault == FAULT_GARBAGE) {
+        RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_NETEM);
+        for (size_t i = 0; i < *len; i++) buf[i] = (uint8_t)rng_u32(&rng);
+    } else if (n->fault == FAULT_TRUNCATE) {
+        *len /= 2;
+    }
+}
+
+void node_round(SwarmNode* n, int round, RoundRecord* rec) {
+    round_record_clear(rec, round);
+    int I = n->I, L = n->L, rows = I * L;
+    char err[512];
+    double t0 = bench_now();
+
+    /* ---- ask and answer: I questions, L completions each, scored by our verifiers ---- */
+    RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_QUESTIONS);
+    Question* qs = callocCheck(I, sizeof *qs);
+    char** prompts = mallocCheck(sizeof(char*) * rows);
+    char** texts = mallocCheck(sizeof(char*) * rows);
+    float* rewards = mallocCheck(sizeof(float) * rows);
+    for (int i = 0; i < I; i++) {
+        if (question_draw(&n->tasks, &qrng, &qs[i], err, sizeof err)) sapo_die("question: %s", err);
+        for (int c = 0; c < L; c++) prompts[i * L + c] = qs[i].prompt;
+    }
+    RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_GENERATE);
+    generate_texts(n, prompts, rows, &grng, texts);
+    double by_task_sum[TASK_N_IDS] = {0}, own_sum = 0.0, formatted = 0.0, length = 0.0;
+    int by_task_n[TASK_N_IDS] = {0};
+    for (int r = 0; r < rows; r++) {
+        const Question* q = &qs[r / L];
+        rewards[r] = (float)task_reward(q->slot->spec, texts[r], q->entry);
+        own_sum += rewards[r];
+        by_task_sum[q->slot->task_id] += rewards[r];
+        by_task_n[q->slot->task_id]++;
+        char* extracted = answer_extract(texts[r]);
+        formatted += extracted != NULL;
+        free(extracted);
+        length += strlen(texts[r]);
+    }
+    rec->m[RM_REWARD_OWN] = own_sum / rows;
+    rec->m[RM_FORMAT_RATE] = formatted / rows;
+    rec->m[RM_COMPLETION_LEN] = length / rows;
+    for (int t = 0; t < TASK_N_IDS; t++)
+        if (by_task_n[t]) rec->reward_by_task[t] = by_task_sum[t] / by_task_n[t];
+    double t1 = bench_now();
+    rec->m[RM_T_GENERATE] = t1 - t0;
+
+    /* ---- share every group, receive and verify the peers' ---- */
+    SwarmMessage msg = {.sender = n->rank, .round = round, .n_groups = I};
+    msg.groups = callocCheck(I, sizeof(RolloutGroup));
+    for (int i = 0; i < I; i++) {
+        RolloutGroup* g = &msg.groups[i];
+        const cJSON* a = cJSON_GetObjectItem(qs[i].entry, "answer");
+        g->task_id = qs[i].slot->task_id;
+        g->seed = qs[i].seed;
+        g->index = qs[i].index;
+        g->config_json = qs[i].slot->config_json;
+        g->question = cJSON_GetObjectItem(qs[i].entry, "question")->valuestring;
+        g->answer = cJSON_IsString(a) ? a->valuestring : NULL;
+        g->metadata_json = cJSON_PrintUnformatted(cJSON_GetObjectItem(qs[i].entry, "metadata"));
+        g->n_completions = L;
+        g->completions = texts + (size_t)i * L;
+        if (n->fault == FAULT_LIE) g->answer = "a lie about the ground truth";
+    }
+    uint8_t* buf = NULL;
+    size_t len = 0;
+    if (message_encode(&msg, &buf, &len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
+    for (int i = 0; i < I; i++) free(msg.groups[i].metadata_json);
+    free(msg.groups); /* the strings it pointed at belong to qs and texts */
+    apply_byte_fault(n, round, buf, &len);
+    Inbox inbox;
+    exchange_allgather(n->comm, buf, len, &inbox);
+    rec->m[RM_T_WAIT] = inbox.t_wait;
+    rec->m[RM_MSGS_SENT] = 1;
+    rec->m[RM_BYTES_SENT] = (double)len;
+    free(buf);
+    float* ext_rewards = mallocCheck(sizeof(float) * (L > 0 ? L : 1));
+    for (int k = 0; k < inbox.n; k++) {
+        rec->m[RM_MSGS_RECEIVED]++;
+        rec->m[RM_BYTES_RECEIVED] += (double)inbox.lens[k];
+        SwarmMessage in;
+        if (message_decode(inbox.bufs[k], inbox.lens[k], &in, err, sizeof err) || in.sender != inbox.senders[k]) {
+            if (!err[0] || in.sender != inbox.senders[k]) snprintf(err, sizeof err, "sender field disagrees");
+            rec->m[RM_MSGS_REJECTED]++;
+            if (in.n_groups) message_free(&in);
+            continue;
+        }
+        for (int gi = 0; gi < in.n_groups; gi++) {
+            if (group_verify(&in.groups[gi], L, ext_rewards, NULL, 0) != GROUP_OK) {
+                rec->m[RM_GROUPS_REJECTED]++;
+                continue;
+            }
+            pool_add(&n->pool, &in.groups[gi], ext_rewards, in.sender, in.round);
+        }
+        message_free(&in);
+    }
+    inbox_free(&inbox);
+    free(ext_rewards);
+    rec->m[RM_POOL_SIZE] = n->pool.n;
+    rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->filter_zero_adv);
+    double t2 = bench_now();
+    rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox.t_wait;
+
+    /* ---- the training batch: I own groups + up to J drawn from the filtered pool ---- */
+    int* chosen = mallocCheck(sizeof(int) * (n->J > 0 ? n->J : 1));
+    RngStream prng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_POOL);
+    int used = n->J > 0 ? pool_draw(&n->pool, n->J, n->filter_zero_adv, &prng, chosen) : 0;
+    rec->m[RM_EXTERNAL_USED] = used;
+    rec->m[RM_SHORTFALL] = n->J - used;
+    int n_samples = rows;
+    for (int e = 0; e < used; e++) n_samples += n->pool.items[chosen[e]].group.n_completions;
+    GrpoSample* samples = mallocCheck(sizeof(GrpoSample) * n_samples);
+    char** ext_prompts = mallocCheck(sizeof(char*) * (used > 0 ? used : 1));
+    float* adv = mallocCheck(sizeof(float) * (L > 0 ? L : 1));
+    double train_sum = own_sum;
+    for (int i = 0; i < I; i++) {
+        grpo_advantages(rewards + i * L, L, adv);
+        for (int c = 0; c < L; c++) samples[i * L + c] = (GrpoSample){qs[i].prompt, texts[i * L + c], adv[c]};
+    }
+    int s = rows;
+    for (int e = 0; e < used; e++) {
+        const PoolGroup* pg = &n->pool.items[chosen[e]];
+        ext_prompts[e] = question_prompt(pg->group.question);
+        grpo_advantages(pg->rewards, pg->group.n_completions, adv);
+        for (int c = 0; c < pg->group.n_completions; c++) {
+            samples[s++] = (GrpoSample){ext_prompts[e], pg->group.completions[c], adv[c]};
+            train_sum += pg->rewards[c];
+        }
+    }
+    rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
+    GrpoStats st = grpo_train(n->trainer, samples, n_samples, &n->grpo, &n->adamw, n->grad_clip);
+    rec->m[RM_LOSS] = st.loss;
+    rec->m[RM_GRAD_NORM] = st.grad_norm;
+    rec->m[RM_KL] = st.kl;
+    rec->m[RM_TRAIN_TOKENS] = st.tokens;
+    double t3 = bench_now();
+    rec->m[RM_T_TRAIN] = t3 - t2;
+
+    /* ---- evaluation on fresh held-out questions ---- */
+    if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
+        rec->m[RM_EVAL_PASS1] = node_evaluate(n, round);
+        rec->m[RM_T_EVAL] = bench_now() - t3;
+    }
+
+    for (int e = 0; e < used; e++) free(ext_prompts[e]);
+    free(ext_prompts);
+    free(samples);
+    free(adv);
+    free(chosen);
+    pool_clear(&n->pool);
+    for (int r = 0; r < rows; r++) free(texts[r]);
+    for (int i = 0; i < I; i++) question_free(&qs[i]);
+    free(qs);
+    free(prompts);
+    free(texts);
+    free(rewards);
+}

@@ -1,0 +1,57 @@
+/* One swarm node (one MPI rank): its policy, tasks, settings and the SAPO round:
+ * ask I questions, generate L completions each, score them, share every group, verify what
+ * peers shared, draw J external groups from the filtered pool, take a GRPO step on the
+ * I + J groups, evaluate now and then, and fill a RoundRecord. */
+#ifndef SAPO_SWARM_NODE_H
+#define SAPO_SWARM_NODE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "core/config.h"
+#include "model/generate.h"
+#include "model/gpt.h"
+#include "rl/grpo.h"
+#include "swarm/pool.h"
+#include "swarm/round_record.h"
+#include "swarm/taskset.h"
+
+typedef enum { FAULT_NONE, FAULT_GARBAGE, FAULT_TRUNCATE, FAULT_LIE } NodeFault;
+
+typedef struct {
+    int rank, n_nodes;
+    MPI_Comm comm;
+    uint64_t seed;
+    int I, J, L;            /* local questions, external groups, completions per question */
+    int filter_zero_adv;
+    int eval_every, eval_questions;
+    NodeFault fault;
+    float grad_clip;
+    AdamWConfig adamw;
+    GrpoConfig grpo;
+    GenConfig gen;
+    TaskSet tasks;
+    Model* policy;
+    Model* ref;             /* frozen initial policy, only when grpo.kl > 0 */
+    GrpoTrainer* trainer;
+    Pool pool;
+    int max_rows;           /* sequences per batch: (I + J) * L */
+    int* prompt_tokens;     /* (max_rows, n_ctx) */
+    int* prompt_lens;
+    int* out_tokens;        /* (max_rows, max_new_tokens) */
+    int* out_lens;
+} SwarmNode;
+
+/* Checks, on every node's settings, what would stop a run later (I + J = groups, the init
+ * checkpoint's shape, tasks and preset, the backend). Returns 0 or -1 with one line in err. */
+int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen);
+
+/* Builds node `rank` from the configuration (the init checkpoint loaded when model.init
+ * is set). Returns NULL with err on failure. */
+SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen);
+void node_free(SwarmNode* node);
+
+/* Runs round `round` (0-based) and fills rec. Collective: every node calls it each round. */
+void node_round(SwarmNode* node, int round, RoundRecord* rec);
+
+#endif

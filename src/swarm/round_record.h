@@ -1,0 +1,54 @@
+/* What a node records about one round: one row of its HDF5 log. The metric table below is
+ * the single list of logged columns (name and meaning), used by the logger and the summary. */
+#ifndef SAPO_SWARM_ROUND_RECORD_H
+#define SAPO_SWARM_ROUND_RECORD_H
+
+#include <stdint.h>
+
+#include "tasks/registry.h"
+
+#define ROUND_METRICS(X)                                                                          \
+    X(REWARD_OWN, "reward_own", "mean reward of the node's own completions this round")           \
+    X(REWARD_TRAIN, "reward_train", "mean reward over the training batch, own + external (genrl's)") \
+    X(EXTERNAL_USED, "external_used", "external groups in the training batch")                    \
+    X(SHORTFALL, "shortfall", "J minus the external groups the pool could provide")               \
+    X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
+    X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \
+    X(MSGS_SENT, "msgs_sent", "messages sent")                                                    \
+    X(MSGS_RECEIVED, "msgs_received", "messages received")                                        \
+    X(MSGS_DROPPED, "msgs_dropped", "messages lost by the emulated network")                      \
+    X(MSGS_LATE, "msgs_late", "messages that arrived after the round that sampled")               \
+    X(MSGS_REJECTED, "msgs_rejected", "received messages that failed to decode")                  \
+    X(GROUPS_REJECTED, "groups_rejected", "received groups that failed verification")             \
+    X(BYTES_SENT, "bytes_sent", "encoded bytes sent")                                             \
+    X(BYTES_RECEIVED, "bytes_received", "encoded bytes received")                                 \
+    X(T_GENERATE, "t_generate", "seconds generating and scoring own completions")                 \
+    X(T_EXCHANGE, "t_exchange", "seconds encoding, exchanging, decoding and verifying")           \
+    X(T_TRAIN, "t_train", "seconds in the GRPO step")                                             \
+    X(T_WAIT, "t_wait", "seconds blocked waiting for peers")                                      \
+    X(T_EVAL, "t_eval", "seconds evaluating")                                                     \
+    X(LOSS, "loss", "GRPO surrogate loss (first epoch)")                                          \
+    X(GRAD_NORM, "grad_norm", "gradient norm before clipping (last epoch)")                       \
+    X(KL, "kl", "mean per-token KL to the reference policy (0 without one)")                      \
+    X(FORMAT_RATE, "format_rate", "share of own completions with an extractable answer")          \
+    X(COMPLETION_LEN, "completion_len", "mean own completion length in bytes")                    \
+    X(TRAIN_TOKENS, "train_tokens", "completion tokens in the training batch")                    \
+    X(EVAL_PASS1, "eval_pass1", "pass@1 on fresh held-out questions; NaN when not evaluated")
+
+#define ROUND_METRIC_ENUM(id, name, help) RM_##id,
+typedef enum { ROUND_METRICS(ROUND_METRIC_ENUM) RM_COUNT } RoundMetric;
+#undef ROUND_METRIC_ENUM
+
+extern const char* const ROUND_METRIC_NAMES[RM_COUNT];
+extern const char* const ROUND_METRIC_HELP[RM_COUNT];
+
+typedef struct {
+    int64_t round;
+    double m[RM_COUNT];
+    double reward_by_task[TASK_N_IDS]; /* mean own reward per task id; NaN when not asked */
+} RoundRecord;
+
+/* Zeroes the metrics, NaN for eval_pass1 and every task. */
+void round_record_clear(RoundRecord* r, int64_t round);
+
+#endif
