@@ -5,6 +5,8 @@
 #include "cli/commands.h"
 
 static const SapoCommand COMMANDS[] = {
+    {"run", "the swarm: `mpirun -np N sapo run CONFIG.ini` (one node per rank)", cmd_run},
+    {"pretrain", "supervised warm-up on task demonstrations: the checkpoint model.init loads", cmd_pretrain},
     {"demo", "train a policy model on a toy task and sample from it (single process)", cmd_demo},
     {"bench", "benchmarks: `sapo bench model` (C vs PyTorch vs sgemm peak)", cmd_bench},
     {"info", "build facts and every config key with its default and bounds", cmd_info},

@@ -12,6 +12,8 @@ typedef struct {
 int cmd_info(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_pretrain(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 int cmd_tasks(int argc, char** argv);
 
 /* True when argv holds -h or --help. */

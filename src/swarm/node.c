@@ -77,9 +77,9 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->n_nodes = n_nodes;
     n->comm = comm;
     n->seed = (uint64_t)config_int(cfg, "swarm.seed");
-    n->I = (int)config_node_int(cfg, rank, "sampling.local");
-    n->J = (int)config_node_int(cfg, rank, "sampling.external");
-    n->L = (int)config_node_int(cfg, rank, "grpo.completions");
+    n->n_local = (int)config_node_int(cfg, rank, "sampling.local");
+    n->n_external = (int)config_node_int(cfg, rank, "sampling.external");
+    n->n_completions = (int)config_node_int(cfg, rank, "grpo.completions");
     n->filter_zero_adv = !strcmp(config_string(cfg, "sampling.filter"), "zero_adv");
     n->eval_every = (int)config_int(cfg, "run.eval_every");
     n->eval_questions = (int)config_int(cfg, "run.eval_questions");
@@ -96,7 +96,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         free(n);
         return NULL;
     }
-    n->max_rows = (n->I + n->J) * n->L;
+    n->max_rows = (n->n_local + n->n_external) * n->n_completions;
     if (n->eval_questions > n->max_rows) n->max_rows = n->eval_questions;
     GPTConfig g = gpt_config_from(cfg, rank);
     const ModelBackend* backend = model_backend_find(config_node_string(cfg, rank, "model.backend"));
@@ -183,7 +183,8 @@ static void apply_byte_fault(SwarmNode* n, int round, uint8_t* buf, size_t* len)
 
 void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_record_clear(rec, round);
-    int I = n->I, L = n->L, rows = I * L;
+    int I = n->n_local, L = n->n_completions, rows = I * L; /* the paper's names */
+    int n_ctx = n->policy->cfg.n_ctx;
     char err[512];
     double t0 = bench_now();
 
@@ -277,11 +278,11 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox.t_wait;
 
     /* ---- the training batch: I own groups + up to J drawn from the filtered pool ---- */
-    int* chosen = mallocCheck(sizeof(int) * (n->J > 0 ? n->J : 1));
+    int* chosen = mallocCheck(sizeof(int) * (n->n_external > 0 ? n->n_external : 1));
     RngStream prng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_POOL);
-    int used = n->J > 0 ? pool_draw(&n->pool, n->J, n->filter_zero_adv, &prng, chosen) : 0;
+    int used = n->n_external > 0 ? pool_draw(&n->pool, n->n_external, n->filter_zero_adv, &prng, chosen) : 0;
     rec->m[RM_EXTERNAL_USED] = used;
-    rec->m[RM_SHORTFALL] = n->J - used;
+    rec->m[RM_SHORTFALL] = n->n_external - used;
     int n_samples = rows;
     for (int e = 0; e < used; e++) n_samples += n->pool.items[chosen[e]].group.n_completions;
     GrpoSample* samples = mallocCheck(sizeof(GrpoSample) * n_samples);
@@ -290,19 +291,23 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     double train_sum = own_sum;
     for (int i = 0; i < I; i++) {
         grpo_advantages(rewards + i * L, L, adv);
-        for (int c = 0; c < L; c++) samples[i * L + c] = (GrpoSample){qs[i].prompt, texts[i * L + c], adv[c]};
+        const char* prompt = prompt_tail(qs[i].prompt, n_ctx, n->gen.max_new_tokens);
+        for (int c = 0; c < L; c++) samples[i * L + c] = (GrpoSample){prompt, texts[i * L + c], adv[c]};
     }
     int s = rows;
     for (int e = 0; e < used; e++) {
         const PoolGroup* pg = &n->pool.items[chosen[e]];
+        rec->m[RM_EXTERNAL_FLAT] += pg->all_equal;
         ext_prompts[e] = question_prompt(pg->group.question);
         grpo_advantages(pg->rewards, pg->group.n_completions, adv);
+        const char* prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens);
         for (int c = 0; c < pg->group.n_completions; c++) {
-            samples[s++] = (GrpoSample){ext_prompts[e], pg->group.completions[c], adv[c]};
+            samples[s++] = (GrpoSample){prompt, pg->group.completions[c], adv[c]};
             train_sum += pg->rewards[c];
         }
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
+    rec->m[RM_TRAIN_ROWS] = n_samples;
     GrpoStats st = grpo_train(n->trainer, samples, n_samples, &n->grpo, &n->adamw, n->grad_clip);
     rec->m[RM_LOSS] = st.loss;
     rec->m[RM_GRAD_NORM] = st.grad_norm;

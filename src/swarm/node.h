@@ -22,7 +22,7 @@ typedef struct {
     int rank, n_nodes;
     MPI_Comm comm;
     uint64_t seed;
-    int I, J, L;            /* local questions, external groups, completions per question */
+    int n_local, n_external, n_completions; /* the paper's I, J and L */
     int filter_zero_adv;
     int eval_every, eval_questions;
     NodeFault fault;

@@ -12,6 +12,8 @@
     X(REWARD_TRAIN, "reward_train", "mean reward over the training batch, own + external (genrl's)") \
     X(EXTERNAL_USED, "external_used", "external groups in the training batch")                    \
     X(SHORTFALL, "shortfall", "J minus the external groups the pool could provide")               \
+    X(EXTERNAL_FLAT, "external_flat", "external groups used whose rewards were all equal")        \
+    X(TRAIN_ROWS, "train_rows", "sequences in the training batch ((I + external_used) x L)")      \
     X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
     X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \
     X(MSGS_SENT, "msgs_sent", "messages sent")                                                    \

@@ -97,3 +97,8 @@ char* answer_demonstration(const char* answer) {
     snprintf(p, n, "<answer>%s</answer>", answer);
     return p;
 }
+
+const char* prompt_tail(const char* prompt, int n_ctx, int max_new_tokens) {
+    size_t keep = (size_t)(n_ctx - max_new_tokens - 1), len = strlen(prompt);
+    return len > keep ? prompt + (len - keep) : prompt;
+}

@@ -46,6 +46,11 @@ void question_free(Question* q);
 /* The prompt for a question text: the question, then a newline; the policy answers
  * "<answer>...</answer>" (what the warm-up demonstrates). Heap string. */
 char* question_prompt(const char* question);
+/* The tail of a prompt that generation keeps: tok_encode_prompt gives prompts at most
+ * n_ctx - max_new_tokens tokens, BOS included, keeping the end. Training packs the same
+ * tail, so the policy is trained on what it sees when it answers. */
+const char* prompt_tail(const char* prompt, int n_ctx, int max_new_tokens);
+
 /* The completion a perfect policy writes for an answer text: "<answer>ANSWER</answer>". */
 char* answer_demonstration(const char* answer);
 

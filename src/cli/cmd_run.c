@@ -1,0 +1,272 @@
+/* `sapo run`: the swarm. Under `mpirun -np N`, every rank is one node running SAPO rounds
+ * (src/swarm/node.c); rank 0 prints progress and the summary. The run directory holds the
+ * resolved config, one HDF5 log per node, run.h5 linking them, run.log, summary.json and a
+ * DONE marker written last. */
+#include <cblas.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/bench_timer.h"
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/config.h"
+#include "io/h5log.h"
+#include "io/run_dir.h"
+#include "swarm/node.h"
+#include "swarm/node_log.h"
+
+static void usage(FILE* out) {
+    fprintf(out,
+            "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
+            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n"
+            "  --out RUN_DIR  run directory (default run.out, else results/runs/NAME-DATE-TIME)\n"
+            "  --quiet        no progress lines (the summary is still printed)\n"
+            "Writes RUN_DIR/config.ini, node_NNNN.h5 per node, run.h5, run.log, summary.json, DONE.\n");
+}
+
+/* Rank 0 decides; every rank learns the verdict. Returns 1 when all is well. */
+static int agree(int ok_here, MPI_Comm comm) {
+    int all_ok = 0;
+    mpiCheck(MPI_Allreduce(&ok_here, &all_ok, 1, MPI_INT, MPI_MIN, comm));
+    return all_ok;
+}
+
+/* A string from rank 0 to everyone (NULL on rank 0's side means failure). */
+static char* broadcast_string(const char* s, int rank, MPI_Comm comm) {
+    int len = rank == 0 ? (s ? (int)strlen(s) : -1) : 0;
+    mpiCheck(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+    if (len < 0) return NULL;
+    char* out = mallocCheck((size_t)len + 1);
+    if (rank == 0) memcpy(out, s, (size_t)len + 1);
+    mpiCheck(MPI_Bcast(out, len + 1, MPI_CHAR, 0, comm));
+    return out;
+}
+
+static void logf_both(FILE* log, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_both(FILE* log, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    if (log) {
+        va_start(ap, fmt);
+        vfprintf(log, fmt, ap);
+        va_end(ap);
+        fflush(log);
+    }
+}
+
+static void format_duration(double s, char* buf, size_t n) {
+    if (s < 0 || !isfinite(s)) snprintf(buf, n, "?");
+    else if (s < 120) snprintf(buf, n, "%.0fs", s);
+    else if (s < 7200) snprintf(buf, n, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+    else snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
+}
+
+/* A JSON number, or null for NaN. */
+static const char* json_number(double x, char* buf, size_t n) {
+    if (isnan(x)) return "null";
+    snprintf(buf, n, "%.17g", x);
+    return buf;
+}
+
+/* Per-node totals gathered for the summary. */
+enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
+
+int cmd_run(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    openblas_set_num_threads(1);
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
+
+    /* ---- set-up: every check before any rank starts work ---- */
+    static const char* const flags[] = {"--out", NULL};
+    int saved_stderr = -1;
+    if (rank != 0) { /* one copy of a config error is enough: rank 0 prints it */
+        fflush(stderr);
+        saved_stderr = dup(2);
+        if (!freopen("/dev/null", "w", stderr)) saved_stderr = -1;
+    }
+    Config* cfg = cli_load_config("run", argc, argv, 1, flags);
+    char err[1024] = "";
+    int ok = cfg != NULL;
+    if (ok && swarm_config_check(cfg, size, err, sizeof err)) {
+        if (rank == 0) fprintf(stderr, "sapo run: config error: %s\n", err);
+        ok = 0;
+    }
+    if (saved_stderr >= 0) {
+        fflush(stderr);
+        dup2(saved_stderr, 2);
+        close(saved_stderr);
+    }
+    if (!agree(ok, comm)) {
+        MPI_Finalize();
+        return 2;
+    }
+    char* dir0 = NULL;
+    if (rank == 0) {
+        const char* requested = cli_flag_value(argc, argv, "--out");
+        if (!requested) requested = config_string(cfg, "run.out");
+        char* probe = requested && *requested ? path_join(requested, "node_0000.h5") : NULL;
+        struct stat st;
+        if (probe && stat(probe, &st) == 0) {
+            fprintf(stderr, "sapo run: %s already holds a run; choose another --out (or remove it)\n", requested);
+        } else {
+            dir0 = run_dir_create(requested, "swarm", config_string(cfg, "run.name"), err, sizeof err);
+            if (!dir0) fprintf(stderr, "sapo run: %s\n", err);
+        }
+        free(probe);
+    }
+    char* dir = broadcast_string(dir0, rank, comm);
+    free(dir0);
+    if (!dir) {
+        MPI_Finalize();
+        return 1;
+    }
+    FILE* runlog = NULL;
+    if (rank == 0) {
+        char* path = path_join(dir, "config.ini");
+        FILE* f = fopenCheck(path, "w");
+        config_write(cfg, f);
+        fcloseCheck(f);
+        free(path);
+        path = path_join(dir, "run.log");
+        runlog = fopenCheck(path, "w");
+        free(path);
+    }
+    int rounds = (int)config_int(cfg, "swarm.rounds"), log_every = (int)config_int(cfg, "run.log_every");
+    if (rank == 0)
+        logf_both(runlog, "sapo run: %d nodes, %d rounds, run directory %s\n", size, rounds, dir);
+
+    SwarmNode* node = node_create(cfg, rank, size, comm, err, sizeof err);
+    if (!node) fprintf(stderr, "sapo run[rank %d]: %s\n", rank, err);
+    char name[32];
+    snprintf(name, sizeof name, "node_%04d.h5", rank);
+    char* log_path = path_join(dir, name);
+    H5Log* h5 = node ? node_log_create(log_path, cfg, rank, size, err, sizeof err) : NULL;
+    if (node && !h5) fprintf(stderr, "sapo run[rank %d]: %s\n", rank, err);
+    free(log_path);
+    if (!agree(node && h5, comm)) {
+        node_free(node);
+        h5log_close(h5);
+        MPI_Finalize();
+        return 1;
+    }
+    if (rank == 0) {
+        char** rel = mallocCheck(sizeof(char*) * size);
+        for (int r = 0; r < size; r++) {
+            rel[r] = mallocCheck(32);
+            snprintf(rel[r], 32, "node_%04d.h5", r);
+        }
+        char* index = path_join(dir, "run.h5");
+        if (h5log_write_run_index(index, size, (const char* const*)rel, err, sizeof err))
+            sapo_die("writing %s: %s", index, err);
+        free(index);
+        for (int r = 0; r < size; r++) free(rel[r]);
+        free(rel);
+        if (!quiet)
+            logf_both(runlog, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local, node->n_external,
+                      node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
+                      config_string(cfg, "tasks.preset"));
+    }
+
+    /* ---- the rounds ---- */
+    double totals[S_COUNT] = {0};
+    totals[S_EVAL_LAST] = NAN;
+    double t_start = bench_now(), last_print = t_start;
+    RoundRecord rec;
+    for (int r = 0; r < rounds; r++) {
+        double tr = bench_now();
+        node_round(node, r, &rec);
+        if (node_log_append(h5, &rec, err, sizeof err)) sapo_die("logging round %d: %s", r, err);
+        totals[S_OWN] += rec.m[RM_REWARD_OWN];
+        totals[S_TRAIN] += rec.m[RM_REWARD_TRAIN];
+        totals[S_EXT] += rec.m[RM_EXTERNAL_USED];
+        totals[S_SHORT] += rec.m[RM_SHORTFALL];
+        totals[S_REJ] += rec.m[RM_MSGS_REJECTED] + rec.m[RM_GROUPS_REJECTED];
+        if (!isnan(rec.m[RM_EVAL_PASS1])) {
+            totals[S_EVAL_SUM] += rec.m[RM_EVAL_PASS1];
+            totals[S_EVAL_N] += 1;
+            totals[S_EVAL_LAST] = rec.m[RM_EVAL_PASS1];
+        }
+        totals[S_TIME] += bench_now() - tr;
+        totals[S_BYTES] += rec.m[RM_BYTES_SENT];
+        double now_mean[3] = {rec.m[RM_REWARD_OWN], rec.m[RM_REWARD_TRAIN], rec.m[RM_EXTERNAL_USED]}, mean[3];
+        int want_line = !quiet && ((r + 1) % log_every == 0 || r + 1 == rounds);
+        if (want_line) {
+            mpiCheck(MPI_Reduce(now_mean, mean, 3, MPI_DOUBLE, MPI_SUM, 0, comm));
+            double now = bench_now();
+            if (rank == 0 && (now - last_print >= 2.0 || r + 1 == rounds || r == 0)) {
+                double rate = (r + 1) / (now - t_start);
+                char eta[32];
+                format_duration((rounds - r - 1) / rate, eta, sizeof eta);
+                logf_both(runlog, "round %5d/%d  reward own %.3f  train %.3f  external %.1f  %.2f rounds/s  ETA %s\n",
+                          r + 1, rounds, mean[0] / size, mean[1] / size, mean[2] / size, rate, eta);
+                last_print = now;
+            }
+        }
+    }
+
+    /* ---- summary ---- */
+    h5log_close(h5);
+    double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
+    mpiCheck(MPI_Gather(totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, comm));
+    if (rank == 0) {
+        double wall = bench_now() - t_start;
+        logf_both(runlog, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n",
+                  size, rounds, wall);
+        logf_both(runlog, "%-6s %4s %4s %12s %12s %9s %9s %9s %10s\n", "node", "I", "J", "cum own", "cum train",
+                  "ext/round", "rejected", "eval last", "s/round");
+        double sum_own = 0, sum_train = 0;
+        char num[32];
+        char* path = path_join(dir, "summary.json");
+        FILE* js = fopenCheck(path, "w");
+        free(path);
+        fprintf(js, "{\"nodes\": %d, \"rounds\": %d, \"seconds\": %.3f, \"per_node\": [", size, rounds, wall);
+        for (int k = 0; k < size; k++) {
+            const double* t = all + (size_t)k * S_COUNT;
+            sum_own += t[S_OWN];
+            sum_train += t[S_TRAIN];
+            logf_both(runlog, "%-6d %4ld %4ld %12.2f %12.2f %9.2f %9.0f %9.3f %10.3f\n", k,
+                      config_node_int(cfg, k, "sampling.local"), config_node_int(cfg, k, "sampling.external"), t[S_OWN],
+                      t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
+                      rounds ? t[S_TIME] / rounds : 0.0);
+            fprintf(js,
+                    "%s{\"node\": %d, \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"external_per_round\": "
+                    "%.17g, \"rejected\": %.17g, \"eval_last\": %s}",
+                    k ? ", " : "", k, t[S_OWN], t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ],
+                    json_number(t[S_EVAL_LAST], num, sizeof num));
+        }
+        fprintf(js, "], \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g}\n", sum_own, sum_train);
+        fcloseCheck(js);
+        logf_both(runlog, "%-6s %9s %12.2f %12.2f\n", "total", "", sum_own, sum_train);
+        logf_both(runlog, "run directory: %s (run.h5, node_NNNN.h5, config.ini, run.log, summary.json)\n", dir);
+        fclose(runlog);
+        char* done = path_join(dir, "DONE");
+        FILE* f = fopenCheck(done, "w");
+        fprintf(f, "completed %d rounds on %d nodes\n", rounds, size);
+        fcloseCheck(f);
+        free(done);
+        free(all);
+    }
+    node_free(node);
+    config_free(cfg);
+    free(dir);
+    MPI_Finalize();
+    return 0;
+}

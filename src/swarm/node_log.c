@@ -1,0 +1,55 @@
+/* The node's HDF5 round log (see node_log.h). */
+#include "swarm/node_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/check.h"
+#include "model/model_from_config.h"
+
+/* The column list: every metric (float64), then reward_by_task (one float64 per task id). */
+static void node_log_columns(H5LogColumn* cols, const char** labels) {
+    for (int i = 0; i < RM_COUNT; i++)
+        cols[i] = (H5LogColumn){.name = ROUND_METRIC_NAMES[i], .kind = H5LOG_F64, .help = ROUND_METRIC_HELP[i]};
+    for (int t = 0; t < TASK_N_IDS; t++) labels[t] = task_id_name(t);
+    cols[RM_COUNT] = (H5LogColumn){.name = "reward_by_task",
+                                   .kind = H5LOG_F64_VEC,
+                                   .length = TASK_N_IDS,
+                                   .help = "mean own reward per task id (NaN when the task was not asked)",
+                                   .labels = labels};
+}
+
+H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, char* err, size_t errlen) {
+    H5LogColumn cols[RM_COUNT + 1];
+    const char* labels[TASK_N_IDS];
+    node_log_columns(cols, labels);
+    H5Log* log = h5log_create(path, cols, RM_COUNT + 1, err, errlen);
+    if (!log) return NULL;
+    char* text = NULL;
+    size_t len = 0;
+    FILE* mem = open_memstream(&text, &len);
+    if (!mem) sapo_die("open_memstream failed");
+    config_write(cfg, mem);
+    fclose(mem);
+    GPTConfig g = gpt_config_from(cfg, rank);
+    int rc = h5log_set_attr_string(log, "config", text, err, errlen) ||
+             h5log_set_attr_int(log, "rank", rank, err, errlen) ||
+             h5log_set_attr_int(log, "n_nodes", n_nodes, err, errlen) ||
+             h5log_set_attr_int(log, "n_layer", g.n_layer, err, errlen) ||
+             h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
+             h5log_set_attr_int(log, "local", config_node_int(cfg, rank, "sampling.local"), err, errlen) ||
+             h5log_set_attr_int(log, "external", config_node_int(cfg, rank, "sampling.external"), err, errlen);
+    free(text);
+    if (rc) {
+        h5log_close(log);
+        return NULL;
+    }
+    return log;
+}
+
+int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen) {
+    H5LogValue values[RM_COUNT + 1];
+    for (int i = 0; i < RM_COUNT; i++) values[i].f = rec->m[i];
+    values[RM_COUNT].v = rec->reward_by_task;
+    return h5log_append(log, rec->round, values, err, errlen);
+}

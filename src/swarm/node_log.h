@@ -1,0 +1,15 @@
+/* A node's HDF5 round log: one column per RoundRecord metric plus reward_by_task, with the
+ * resolved config and the node's identity as root attributes (see io/h5log.h). */
+#ifndef SAPO_SWARM_NODE_LOG_H
+#define SAPO_SWARM_NODE_LOG_H
+
+#include <stddef.h>
+
+#include "core/config.h"
+#include "io/h5log.h"
+#include "swarm/round_record.h"
+
+H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, char* err, size_t errlen);
+int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen);
+
+#endif
