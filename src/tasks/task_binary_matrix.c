@@ -9,9 +9,11 @@
  * cannot be run here, so the answer is read as a Python expression of the subset that a
  * matrix is written in: list and tuple displays, parentheses, integer literals (every
  * form: 0x/0o/0b, underscores), str and bytes literals (prefixes, escapes, implicit
- * concatenation), True/False/None and unary + - ~, with the tokenizer's rules on
+ * concatenation, f-strings without replacement fields), True/False/None and unary
+ * + - ~, with the tokenizer's rules on
  * comments, blank lines, indentation, line continuations and nesting (200 brackets). Any
- * other construct (names, calls, operators, comprehensions, f-strings, \N{...} escapes)
+ * other construct (names, calls, operators, conditionals, comprehensions, f-strings with
+ * replacement fields, \N{...} escapes)
  * scores 0 where Python might, by computing, reach a matching value: see the report. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -568,8 +570,11 @@ static Val* parse_atom(Lexer* lx) {
             for (;;) {
                 const char* body = lx->s + lx->body_start;
                 size_t len = lx->body_end - lx->body_start;
-                int bad = lx->fstring || (k == TOK_STR ? decode_str(body, len, lx->raw, &v->text)
-                                                       : decode_bytes(body, len, lx->raw, &v->text));
+                /* An f-string without replacement fields is a plain string; one with braces
+                 * would need evaluation. */
+                int bad = (lx->fstring && (memchr(body, '{', len) || memchr(body, '}', len))) ||
+                          (k == TOK_STR ? decode_str(body, len, lx->raw, &v->text)
+                                        : decode_bytes(body, len, lx->raw, &v->text));
                 if (bad) {
                     val_free(v);
                     return NULL;
