@@ -182,6 +182,9 @@ BAD_CONFIGS = [
     ("calendar_arithmetic", {"offset_upper_bound": -5, "tasks": ["count_days"]}),
     ("calendar_arithmetic", {"year": 9999, "offset_upper_bound": 400, "tasks": ["count_business_days"]}),
     ("calendar_arithmetic", {"leap_year_range": -4, "tasks": ["is_leap_year"]}),
+    ("calendar_arithmetic", {"year": 1, "offset_upper_bound": 400, "tasks": ["weekday_offset", "is_leap_year"]}),
+    ("calendar_arithmetic", {"year": 9999, "offset_upper_bound": 60, "tasks": ["weekday_offset", "count_days"]}),
+    ("calendar_arithmetic", {"offset_upper_bound": 10**9, "tasks": ["count_business_days"]}),
     ("binary_matrix", {"p_zero": 0}),
     ("binary_matrix", {"min_n": 5, "max_n": 4}),
     ("binary_matrix", {"bogus_key": 1}),
@@ -190,16 +193,21 @@ BAD_CONFIGS = [
 
 @pytest.mark.parametrize("task,config", BAD_CONFIGS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(BAD_CONFIGS)])
 def test_bad_configs(task, config):
-    raised = False
+    # The first item at which the package raises (0 when its config validation does): the
+    # C generator must make the items before it, identical, and refuse that one.
+    first_bad = None
     try:
         ds = rg.create_dataset(task, seed=5, size=40, **config)
+        good = []
         for i in range(40):
-            ds[i]
+            good.append(json.loads(json.dumps(ds[i])))
     except Exception:
-        raised = True
-    assert raised, f"reasoning_gym accepted {config}: the test's premise is wrong"
-    r = tool("gen", task, json.dumps(config), "5", "0", "40")
-    assert r.returncode != 0 and r.stderr.strip(), f"C generator accepted {config}"
+        first_bad = len(good) if "good" in locals() else 0
+    assert first_bad is not None, f"reasoning_gym accepted {config}: the test's premise is wrong"
+    if first_bad:
+        assert c_items(task, json.dumps(config), 5, first_bad) == good
+    r = tool("gen", task, json.dumps(config), "5", str(first_bad), "1")
+    assert r.returncode != 0 and r.stderr.strip(), f"C generator accepted item {first_bad} of {config}"
 
 
 def test_configs_that_hang_python_are_refused():
