@@ -18,9 +18,10 @@
  *     (no rows yet) is refused even with swmr=True until cleared the same way.
  *   - through the run index: h5py.File("run.h5", "r", swmr=True) also opens the node files
  *     in SWMR mode (HDF5 passes the parent's access flags on through external links).
- *   - the number of complete rows is len(/round); other datasets may be one row longer
- *     (a crash between flushing the columns and flushing /round), so slice them [:len(round)].
- *     While the writer runs, refresh /round first, then the columns.
+ *   - complete rows: the smallest length over all datasets is always safe. The writer makes
+ *     every column durable before /round, so len(/round) is the same number provided /round
+ *     is read before the columns are opened (a SWMR reader caches what it has read); with
+ *     long-lived handles, refresh() /round first, then the columns. Slice columns to it.
  */
 #ifndef SAPO_IO_H5LOG_H
 #define SAPO_IO_H5LOG_H
