@@ -1,6 +1,6 @@
 /* HDF5 round logs (see h5log.h for the layout and how to read them).
  *
- * Why SWMR (single writer, multiple readers; H5F_ACC_SWMR_WRITE, libver latest):
+ * Why SWMR (single writer, multiple readers; H5F_ACC_SWMR_WRITE, 1.10 file format):
  *   - Reading while the writer runs. A plain (non-SWMR) writer holds an exclusive flock on
  *     the file, so h5py cannot even open it ("unable to lock file") unless the reader turns
  *     locking off; and then it reads metadata the writer may be rewriting half-way through,
@@ -12,7 +12,18 @@
  *     instant, not only between flushes: after a kill the file holds every row that was
  *     flushed. Plain mode is consistent only between flushes, and a kill inside H5Fflush can
  *     leave the stored end-of-file address ahead of the real size ("truncated file").
- *   Measured with tests/unit/test_h5log_crash.sh and the numbers in the branch's report.
+ *   Measured on this branch (HDF5 1.10.8, h5py 3.7, ext4; writer in a tight append loop so
+ *   kills and reads land inside appends and flushes; plain = same code without SWMR and with
+ *   the default file format):
+ *     kill -9 at a random moment, 100 times each: SWMR 100/100 files open (swmr=True) with
+ *     every row reported flushed; plain 99/100 (one "addr overflow ... eoa" on read).
+ *     a reader reopening and checking every row for 4 s during the writes: SWMR 0 of 283
+ *     opens failed; plain (reader with HDF5_USE_FILE_LOCKING=FALSE, else every open fails)
+ *     10 of 276 failed ("truncated file", "addr overflow"). At one row per 20 ms neither
+ *     failed in ~3000 opens, but plain still only with locking turned off.
+ *   tests/unit/test_h5log_crash.sh repeats the live read, the kill and the resume.
+ *   "Durable" means durable against the death of the process: rows are in the kernel's
+ *   page cache, not fsync'ed, so a power loss can still cost the last rounds.
  *   The costs: the file format needs HDF5 >= 1.10 readers; attributes must be written before
  *   the first append (SWMR cannot add them; h5log_set_attr_* refuse afterwards); a crashed
  *   log is marked "open for write", so readers pass swmr=True (or run `h5clear -s`), and
@@ -108,8 +119,10 @@ static int h5fail(char* err, size_t errlen, const char* path, const char* fmt, .
 static hid_t file_access(int clear_status_flags) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     h5Check(fapl);
-    /* SWMR needs the 1.10 file format (superblock v3, extensible-array chunk index). */
-    h5Check(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+    /* SWMR needs the 1.10 file format (superblock v3, extensible-array chunk index); pinned
+     * to 1.10 rather than "latest" so a build against a newer HDF5 still writes logs that
+     * every HDF5 >= 1.10 reader (h5py included) can open. */
+    h5Check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110));
 #if H5_VERSION_GE(1, 10, 7)
     /* Cluster file systems without flock() would make every open fail; the lock is only a
      * guard against a second writer, so go on without it there. */
@@ -120,7 +133,7 @@ static hid_t file_access(int clear_status_flags) {
          * left in the superblock. A named library property; if a future HDF5 drops it the
          * open below fails with HDF5's own message, which names h5clear. */
         hbool_t yes = 1;
-        H5Pset(fapl, "clear_status_flags", &yes);
+        if (H5Pset(fapl, "clear_status_flags", &yes) < 0) first_detail[0] = '\0'; /* not the root cause */
     }
     return fapl;
 }
@@ -488,6 +501,9 @@ static int set_attr(H5Log* log, const char* name, AttrKind kind, const void* val
         else
             rc = write_number_attr(log->file, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, value);
     }
+    /* Durable now, like a row: a run that dies before its first append still leaves its
+     * config and identity in the log. */
+    if (!rc && H5Fflush(log->file, H5F_SCOPE_LOCAL) < 0) rc = -1;
     if (rc) h5fail(err, errlen, log->path, "cannot write attribute \"%s\"", name);
     quiet_end(q);
     return rc;

@@ -14,10 +14,14 @@
  *   - open with h5py.File(path, "r", swmr=True) (or H5F_ACC_SWMR_READ): this works while the
  *     writer runs, after a clean close, and after a crash. Without swmr=True a log whose
  *     writer is running or was killed is refused ("file is already open for write");
- *     h5log_open_append or `h5clear -s` clears that.
- *   - the number of complete rows is len(/round); other datasets may be one row longer
- *     (a crash between flushing the columns and flushing /round), so slice them [:len(round)].
- *     While the writer runs, refresh /round first, then the columns.
+ *     h5log_open_append or `h5clear -s` clears that. A log killed before its first append
+ *     (no rows yet) is refused even with swmr=True until cleared the same way.
+ *   - through the run index: h5py.File("run.h5", "r", swmr=True) also opens the node files
+ *     in SWMR mode (HDF5 passes the parent's access flags on through external links).
+ *   - complete rows: the smallest length over all datasets is always safe. The writer makes
+ *     every column durable before /round, so len(/round) is the same number provided /round
+ *     is read before the columns are opened (a SWMR reader caches what it has read); with
+ *     long-lived handles, refresh() /round first, then the columns. Slice columns to it.
  */
 #ifndef SAPO_IO_H5LOG_H
 #define SAPO_IO_H5LOG_H
@@ -60,8 +64,8 @@ H5Log* h5log_create(const char* path, const H5LogColumn* columns, int n_columns,
 H5Log* h5log_open_append(const char* path, const H5LogColumn* columns, int n_columns,
                          int64_t keep_through_round, int64_t* last_round, char* err, size_t errlen);
 
-/* Root attributes (replacing one of the same name). Only before the first h5log_append of
- * this H5Log: in SWMR mode HDF5 cannot add attributes. 0, or -1 with err. */
+/* Root attributes (replacing one of the same name), flushed at once. Only before the first
+ * h5log_append of this H5Log: in SWMR mode HDF5 cannot add attributes. 0, or -1 with err. */
 int h5log_set_attr_string(H5Log* log, const char* name, const char* value, char* err, size_t errlen);
 int h5log_set_attr_int(H5Log* log, const char* name, int64_t value, char* err, size_t errlen);
 int h5log_set_attr_double(H5Log* log, const char* name, double value, char* err, size_t errlen);

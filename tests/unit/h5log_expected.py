@@ -30,7 +30,10 @@ def expected(r):
 
 
 def check_rows(f, refresh=False):
-    """Checks the complete rows (len(/round)); returns (rows, last round). Raises on a bad row."""
+    """Checks the complete rows (len(/round)); returns (rows, last round). Raises on a bad row.
+    Reads /round before opening (or refreshing) any column: a SWMR reader caches what it has
+    read, and the writer makes /round durable last, so only in this order is every column at
+    least as long as /round while the writer runs (the order h5log.h asks of readers)."""
     rd = f["round"]
     if refresh:
         rd.refresh()  # /round first: the columns are flushed before it, so never shorter
@@ -81,8 +84,8 @@ def main():
             min_last = int(sys.argv[sys.argv.index("--min-last") + 1])
         swmr = "--no-swmr" not in sys.argv
         with h5py.File(path, "r", swmr=swmr) as f:
-            check_attrs(f)
             n, last = check_rows(f)
+            check_attrs(f)
         if min_last is not None and last < min_last:
             print(f"FAIL: last complete round {last} < {min_last}, the last round the writer reported flushed")
             return 1
@@ -99,7 +102,6 @@ def main():
                 if time.time() > deadline:
                     raise
                 time.sleep(0.01)
-        check_attrs(f)
         reads, lo, hi = 0, math.inf, -1
         end = time.time() + seconds
         while time.time() < end:
@@ -107,6 +109,7 @@ def main():
             reads += 1
             lo, hi = min(lo, n), max(hi, n)
             time.sleep(0.005)
+        check_attrs(f)
         f.close()
         if hi <= lo:
             print(f"FAIL: rows never grew while watching ({lo}..{hi})")
@@ -121,8 +124,8 @@ def main():
             rows = []
             for k in range(n_nodes):
                 g = f[f"node/{k:04d}"]
-                check_attrs(g)
                 rows.append(check_rows(g)[0])
+                check_attrs(g)
         print(f"ok nodes={n_nodes} rows={rows}")
         return 0
     print(__doc__)
