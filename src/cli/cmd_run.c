@@ -19,14 +19,18 @@
 #include "io/h5log.h"
 #include "io/run_dir.h"
 #include "swarm/node.h"
+#include "swarm/node_checkpoint.h"
 #include "swarm/node_log.h"
 
 static void usage(FILE* out) {
     fprintf(out,
             "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
+            "       mpirun -np N sapo run --resume RUN_DIR [--quiet]\n"
             "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n"
-            "  --out RUN_DIR  run directory (default run.out, else results/runs/NAME-DATE-TIME)\n"
-            "  --quiet        no progress lines (the summary is still printed)\n"
+            "  --out RUN_DIR     run directory (default run.out, else results/runs/NAME-DATE-TIME)\n"
+            "  --resume RUN_DIR  continue a killed or requeued run from its last checkpoint\n"
+            "                    (run.checkpoint_every), with the config it was started with\n"
+            "  --quiet           no progress lines (the summary is still printed)\n"
             "Writes RUN_DIR/config.ini, node_NNNN.h5 per node, run.h5, run.log, summary.json, DONE.\n");
 }
 
@@ -95,15 +99,37 @@ int cmd_run(int argc, char** argv) {
     for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
 
     /* ---- set-up: every check before any rank starts work ---- */
-    static const char* const flags[] = {"--out", NULL};
+    static const char* const flags[] = {"--out", "--resume", NULL};
+    const char* resume = cli_flag_value(argc, argv, "--resume");
     int saved_stderr = -1;
     if (rank != 0) { /* one copy of a config error is enough: rank 0 prints it */
         fflush(stderr);
         saved_stderr = dup(2);
         if (!freopen("/dev/null", "w", stderr)) saved_stderr = -1;
     }
-    Config* cfg = cli_load_config("run", argc, argv, 1, flags);
+    Config* cfg = NULL;
     char err[1024] = "";
+    if (resume) {
+        int extra = 0;
+        for (int i = 1; i < argc; i++) {
+            if (!strcmp(argv[i], "--resume")) i++;
+            else if (strcmp(argv[i], "--quiet")) extra = 1;
+        }
+        char* path = path_join(resume, "config.ini");
+        if (extra) {
+            if (rank == 0) fprintf(stderr, "sapo run: --resume takes no config or overrides: the run keeps its config.ini\n");
+        } else {
+            cfg = config_new();
+            if (config_load_all(cfg, path, 0, NULL, err, sizeof err)) {
+                if (rank == 0) fprintf(stderr, "sapo run: cannot resume %s: %s\n", resume, err);
+                config_free(cfg);
+                cfg = NULL;
+            }
+        }
+        free(path);
+    } else {
+        cfg = cli_load_config("run", argc, argv, 1, flags);
+    }
     int ok = cfg != NULL;
     if (ok && swarm_config_check(cfg, size, err, sizeof err)) {
         if (rank == 0) fprintf(stderr, "sapo run: config error: %s\n", err);
@@ -119,7 +145,20 @@ int cmd_run(int argc, char** argv) {
         return 2;
     }
     char* dir0 = NULL;
-    if (rank == 0) {
+    int start = 0; /* rounds already done (resume) */
+    if (rank == 0 && resume) {
+        char* done = path_join(resume, "DONE");
+        struct stat st;
+        if (stat(done, &st) == 0) {
+            printf("sapo run: %s is already complete (DONE); nothing to resume\n", resume);
+            start = -2;
+        } else if ((start = checkpoint_latest_read(resume)) < 0) {
+            fprintf(stderr, "sapo run: %s/ckpt/LATEST is malformed\n", resume);
+        } else {
+            dir0 = strdup(resume);
+        }
+        free(done);
+    } else if (rank == 0) {
         const char* requested = cli_flag_value(argc, argv, "--out");
         if (!requested) requested = config_string(cfg, "run.out");
         char* probe = requested && *requested ? path_join(requested, "node_0000.h5") : NULL;
@@ -132,25 +171,32 @@ int cmd_run(int argc, char** argv) {
         }
         free(probe);
     }
+    mpiCheck(MPI_Bcast(&start, 1, MPI_INT, 0, comm));
     char* dir = broadcast_string(dir0, rank, comm);
     free(dir0);
     if (!dir) {
         MPI_Finalize();
-        return 1;
+        return start == -2 ? 0 : 1;
     }
     FILE* runlog = NULL;
     if (rank == 0) {
-        char* path = path_join(dir, "config.ini");
-        FILE* f = fopenCheck(path, "w");
-        config_write(cfg, f);
-        fcloseCheck(f);
-        free(path);
+        char* path;
+        if (!resume) {
+            path = path_join(dir, "config.ini");
+            FILE* f = fopenCheck(path, "w");
+            config_write(cfg, f);
+            fcloseCheck(f);
+            free(path);
+        }
         path = path_join(dir, "run.log");
-        runlog = fopenCheck(path, "w");
+        runlog = fopenCheck(path, resume ? "a" : "w");
         free(path);
     }
     int rounds = (int)config_int(cfg, "swarm.rounds"), log_every = (int)config_int(cfg, "run.log_every");
-    if (rank == 0)
+    int checkpoint_every = (int)config_int(cfg, "run.checkpoint_every");
+    if (rank == 0 && resume)
+        logf_both(runlog, "sapo run: resuming %s after round %d of %d (%d nodes)\n", dir, start, rounds, size);
+    else if (rank == 0)
         logf_both(runlog, "sapo run: %d nodes, %d rounds, run directory %s\n", size, rounds, dir);
 
     SwarmNode* node = node_create(cfg, rank, size, comm, err, sizeof err);
@@ -158,7 +204,10 @@ int cmd_run(int argc, char** argv) {
     char name[32];
     snprintf(name, sizeof name, "node_%04d.h5", rank);
     char* log_path = path_join(dir, name);
-    H5Log* h5 = node ? node_log_create(log_path, cfg, rank, size, err, sizeof err) : NULL;
+    struct stat log_st;
+    H5Log* h5 = !node ? NULL
+                : resume && stat(log_path, &log_st) == 0 ? node_log_reopen(log_path, start - 1, err, sizeof err)
+                                                         : node_log_create(log_path, cfg, rank, size, err, sizeof err);
     if (node && !h5) fprintf(stderr, "sapo run[rank %d]: %s\n", rank, err);
     free(log_path);
     if (!agree(node && h5, comm)) {
@@ -188,9 +237,11 @@ int cmd_run(int argc, char** argv) {
     /* ---- the rounds ---- */
     double totals[S_COUNT] = {0};
     totals[S_EVAL_LAST] = NAN;
+    if (start > 0 && node_checkpoint_load(node, dir, start, totals, S_COUNT, err, sizeof err))
+        sapo_die("resuming from the checkpoint after round %d: %s", start, err);
     double t_start = bench_now(), last_print = t_start;
     RoundRecord rec;
-    for (int r = 0; r < rounds; r++) {
+    for (int r = start; r < rounds; r++) {
         double tr = bench_now();
         node_round(node, r, &rec);
         if (node_log_append(h5, &rec, err, sizeof err)) sapo_die("logging round %d: %s", r, err);
@@ -206,13 +257,21 @@ int cmd_run(int argc, char** argv) {
         }
         totals[S_TIME] += bench_now() - tr;
         totals[S_BYTES] += rec.m[RM_BYTES_SENT];
+        if (checkpoint_every > 0 && (r + 1) % checkpoint_every == 0 && r + 1 < rounds) {
+            if (node_checkpoint_save(node, dir, r + 1, totals, S_COUNT, err, sizeof err))
+                sapo_die("checkpoint after round %d: %s", r + 1, err);
+            mpiCheck(MPI_Barrier(comm)); /* every node has it: now it is the one to resume from */
+            if (rank == 0 && checkpoint_latest_write(dir, r + 1, err, sizeof err))
+                sapo_die("checkpoint after round %d: %s", r + 1, err);
+            node_checkpoint_prune(dir, rank, r + 1 - checkpoint_every);
+        }
         double now_mean[3] = {rec.m[RM_REWARD_OWN], rec.m[RM_REWARD_TRAIN], rec.m[RM_EXTERNAL_USED]}, mean[3];
         int want_line = !quiet && ((r + 1) % log_every == 0 || r + 1 == rounds);
         if (want_line) {
             mpiCheck(MPI_Reduce(now_mean, mean, 3, MPI_DOUBLE, MPI_SUM, 0, comm));
             double now = bench_now();
             if (rank == 0 && (now - last_print >= 2.0 || r + 1 == rounds || r == 0)) {
-                double rate = (r + 1) / (now - t_start);
+                double rate = (r + 1 - start) / (now - t_start);
                 char eta[32];
                 format_duration((rounds - r - 1) / rate, eta, sizeof eta);
                 logf_both(runlog, "round %5d/%d  reward own %.3f  train %.3f  external %.1f  %.2f rounds/s  ETA %s\n",
@@ -223,6 +282,7 @@ int cmd_run(int argc, char** argv) {
     }
 
     /* ---- summary ---- */
+    node_finish(node);
     h5log_close(h5);
     double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
     mpiCheck(MPI_Gather(totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, comm));

@@ -59,10 +59,18 @@ const CfgField CONFIG_SCHEMA[] = {
     FLOAT("grpo.kl", "0", 0, 10, GLOBAL, "KL penalty weight to the initial policy; the paper uses 0"),
 
     /* [net] how rollouts travel between nodes (netem decides delay and loss). */
-    ENUM("net.transport", "allgather", "allgather|p2p", GLOBAL, "allgather = the paper's synchronous exchange; p2p = sends with netem"),
+    ENUM("net.transport", "p2p", "allgather|p2p", GLOBAL, "p2p = nonblocking sends with netem; allgather = the paper's synchronous exchange"),
     ENUM("net.clock", "virtual", "virtual|wall", GLOBAL, "virtual = deterministic rounds; wall = real asynchrony"),
     FLOAT("net.latency", "0", 0, 1e6, GLOBAL, "mean message delay (rounds with clock = virtual, seconds with wall)"),
+    ENUM("net.latency_dist", "constant", "constant|uniform|lognormal", GLOBAL, "delay distribution: constant, uniform on [0, 2 x mean], lognormal with that mean"),
+    FLOAT("net.latency_sigma", "0.5", 0, 10, GLOBAL, "lognormal shape (sigma of the log)"),
+    INT("net.regions", "1", 1, CONFIG_MAX_NODES, GLOBAL, "nodes split round-robin into regions (node k in region k mod regions)"),
+    FLOAT("net.cross_region", "0", 0, 1e6, GLOBAL, "extra delay between nodes of different regions (same unit as latency)"),
     FLOAT("net.drop", "0", 0, 1, GLOBAL, "probability that a message is lost"),
+    INT("net.fanout", "0", 0, CONFIG_MAX_NODES, GLOBAL, "peers each node sends to per round, drawn at random; 0 = all"),
+    FLOAT_HI_OPEN("net.offline", "0", 0, 1, GLOBAL, "churn: long-run share of rounds a node is offline (sends and receives nothing)"),
+    FLOAT("net.offline_len", "5", 1, 1e6, GLOBAL, "churn: mean length of an offline spell, in rounds"),
+    FLOAT("net.slowdown", "1", 1, 1000, PER_NODE, "this node's round takes slowdown x as long (virtual time, or real sleep with clock = wall)"),
     ENUM("net.fault", "none", "none|garbage|truncate|lie", PER_NODE, "corrupt this node's outgoing messages (tests, adversarial nodes)"),
 
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
@@ -81,6 +89,7 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("run.eval_every", "10", 0, 1e7, GLOBAL, "rounds between evaluations; 0 = never"),
     INT("run.eval_questions", "16", 0, 100000, GLOBAL, "held-out questions per evaluation"),
     INT("run.log_every", "1", 1, 1e7, GLOBAL, "rounds between progress lines"),
+    INT("run.checkpoint_every", "10", 0, 1e7, GLOBAL, "rounds between node checkpoints (model, optimizer, messages in flight); 0 = never"),
     BOOL("run.resume", "false", GLOBAL, "continue from the run directory's last checkpoint when there is one"),
 };
 

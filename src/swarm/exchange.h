@@ -13,8 +13,9 @@ typedef struct {
     int* senders;
     uint8_t** bufs;  /* each a view into `storage` */
     size_t* lens;
-    uint8_t* storage;
-    double t_wait;   /* seconds blocked waiting for the slowest peer */
+    uint8_t* storage; /* one block holding every buffer (all-gather), or NULL */
+    int owns_buffers; /* 1: each bufs[i] is its own allocation (p2p) */
+    double t_wait;    /* seconds blocked waiting for peers */
 } Inbox;
 
 /* MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes. */

@@ -44,6 +44,8 @@ void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* i
 }
 
 void inbox_free(Inbox* inbox) {
+    if (inbox->owns_buffers)
+        for (int i = 0; i < inbox->n; i++) free(inbox->bufs[i]);
     free(inbox->senders);
     free(inbox->bufs);
     free(inbox->lens);

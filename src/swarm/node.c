@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench/bench_timer.h"
 #include "core/check.h"
@@ -115,6 +116,10 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         }
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref, n->max_rows);
+    n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
+    n->netem = netem_create(cfg, n_nodes);
+    n->slowdown = n->netem->slowdown[rank];
+    if (n->use_p2p) n->p2p = p2p_create(comm, n->netem, rank);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_rows * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_rows);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
@@ -124,6 +129,8 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
 
 void node_free(SwarmNode* n) {
     if (!n) return;
+    p2p_free(n->p2p);
+    netem_free(n->netem);
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
     model_free(n->ref);
@@ -134,6 +141,10 @@ void node_free(SwarmNode* n) {
     free(n->out_tokens);
     free(n->out_lens);
     free(n);
+}
+
+void node_finish(SwarmNode* n) {
+    if (n->p2p) p2p_drain(n->p2p);
 }
 
 /* Generates one completion per row for rows prompts (row r asks prompts[r]); writes the
@@ -245,20 +256,35 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     free(msg.groups); /* the strings it pointed at belong to qs and texts */
     apply_byte_fault(n, round, buf, &len);
     Inbox inbox;
-    exchange_allgather(n->comm, buf, len, &inbox);
+    int online = !netem_offline(n->netem, n->rank, round);
+    rec->m[RM_ONLINE] = online;
+    if (n->use_p2p) {
+        P2PSendStats ss = p2p_send(n->p2p, round, buf, len);
+        rec->m[RM_MSGS_SENT] = ss.sent;
+        rec->m[RM_MSGS_DROPPED] = ss.dropped;
+        rec->m[RM_BYTES_SENT] = ss.bytes_sent;
+        int late = 0;
+        p2p_receive(n->p2p, round, &inbox, &late);
+        rec->m[RM_MSGS_LATE] = late;
+    } else { /* the paper's exchange: every node gets every message, netem does not apply */
+        exchange_allgather(n->comm, buf, len, &inbox);
+        rec->m[RM_MSGS_SENT] = n->n_nodes - 1;
+        rec->m[RM_BYTES_SENT] = (double)len * (n->n_nodes - 1);
+    }
     rec->m[RM_T_WAIT] = inbox.t_wait;
-    rec->m[RM_MSGS_SENT] = 1;
-    rec->m[RM_BYTES_SENT] = (double)len;
     free(buf);
     float* ext_rewards = mallocCheck(sizeof(float) * (L > 0 ? L : 1));
     for (int k = 0; k < inbox.n; k++) {
         rec->m[RM_MSGS_RECEIVED]++;
         rec->m[RM_BYTES_RECEIVED] += (double)inbox.lens[k];
         SwarmMessage in;
-        if (message_decode(inbox.bufs[k], inbox.lens[k], &in, err, sizeof err) || in.sender != inbox.senders[k]) {
-            if (!err[0] || in.sender != inbox.senders[k]) snprintf(err, sizeof err, "sender field disagrees");
+        int bad = message_decode(inbox.bufs[k], inbox.lens[k], &in, err, sizeof err) != 0;
+        if (!bad && in.sender != inbox.senders[k]) { /* a message claiming another sender */
+            message_free(&in);
+            bad = 1;
+        }
+        if (bad) {
             rec->m[RM_MSGS_REJECTED]++;
-            if (in.n_groups) message_free(&in);
             continue;
         }
         for (int gi = 0; gi < in.n_groups; gi++) {
@@ -275,7 +301,8 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_POOL_SIZE] = n->pool.n;
     rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->filter_zero_adv);
     double t2 = bench_now();
-    rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox.t_wait;
+    double inbox_wait = rec->m[RM_T_WAIT];
+    rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox_wait;
 
     /* ---- the training batch: I own groups + up to J drawn from the filtered pool ---- */
     int* chosen = mallocCheck(sizeof(int) * (n->n_external > 0 ? n->n_external : 1));
@@ -298,6 +325,9 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     for (int e = 0; e < used; e++) {
         const PoolGroup* pg = &n->pool.items[chosen[e]];
         rec->m[RM_EXTERNAL_FLAT] += pg->all_equal;
+        double age = round - pg->sent_round;
+        if (!(age >= rec->m[RM_EXTERNAL_AGE_MIN])) rec->m[RM_EXTERNAL_AGE_MIN] = age; /* NaN compares false */
+        if (!(age <= rec->m[RM_EXTERNAL_AGE_MAX])) rec->m[RM_EXTERNAL_AGE_MAX] = age;
         ext_prompts[e] = question_prompt(pg->group.question);
         grpo_advantages(pg->rewards, pg->group.n_completions, adv);
         const char* prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens);
@@ -315,6 +345,14 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_TRAIN_TOKENS] = st.tokens;
     double t3 = bench_now();
     rec->m[RM_T_TRAIN] = t3 - t2;
+    if (n->netem->wall_clock && n->slowdown > 1.0) { /* a real straggler: stretch the round */
+        double work = t3 - t0 - inbox_wait;
+        struct timespec ts = {0};
+        double extra = (n->slowdown - 1.0) * (work > 0 ? work : 0);
+        ts.tv_sec = (time_t)extra;
+        ts.tv_nsec = (long)((extra - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
 
     /* ---- evaluation on fresh held-out questions ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {

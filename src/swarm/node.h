@@ -12,6 +12,8 @@
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
+#include "swarm/exchange_p2p.h"
+#include "swarm/netem.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
@@ -35,6 +37,10 @@ typedef struct {
     Model* ref;             /* frozen initial policy, only when grpo.kl > 0 */
     GrpoTrainer* trainer;
     Pool pool;
+    int use_p2p;            /* net.transport = p2p (else the synchronous all-gather) */
+    Netem* netem;
+    P2P* p2p;
+    double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
     int max_rows;           /* sequences per batch: (I + J) * L */
     int* prompt_tokens;     /* (max_rows, n_ctx) */
     int* prompt_lens;
@@ -50,6 +56,9 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
  * is set). Returns NULL with err on failure. */
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen);
 void node_free(SwarmNode* node);
+/* After the last round: completes the node's sends and drains what is still addressed to
+ * it, so MPI can finalize. Collective in effect: every node calls it. */
+void node_finish(SwarmNode* node);
 
 /* Runs round `round` (0-based) and fills rec. Collective: every node calls it each round. */
 void node_round(SwarmNode* node, int round, RoundRecord* rec);

@@ -47,6 +47,14 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
     return log;
 }
 
+H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, size_t errlen) {
+    H5LogColumn cols[RM_COUNT + 1];
+    const char* labels[TASK_N_IDS];
+    node_log_columns(cols, labels);
+    int64_t last = -1;
+    return h5log_open_append(path, cols, RM_COUNT + 1, keep_through_round, &last, err, errlen);
+}
+
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen) {
     H5LogValue values[RM_COUNT + 1];
     for (int i = 0; i < RM_COUNT; i++) values[i].f = rec->m[i];

@@ -10,6 +10,8 @@
 #include "swarm/round_record.h"
 
 H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, char* err, size_t errlen);
+/* Reopens a node's log to continue a resumed run, keeping rounds <= keep_through_round. */
+H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, size_t errlen);
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen);
 
 #endif

@@ -13,12 +13,15 @@
     X(EXTERNAL_USED, "external_used", "external groups in the training batch")                    \
     X(SHORTFALL, "shortfall", "J minus the external groups the pool could provide")               \
     X(EXTERNAL_FLAT, "external_flat", "external groups used whose rewards were all equal")        \
+    X(EXTERNAL_AGE_MIN, "external_age_min", "rounds since the freshest external group used was sent; NaN if none") \
+    X(EXTERNAL_AGE_MAX, "external_age_max", "rounds since the stalest external group used was sent; NaN if none") \
     X(TRAIN_ROWS, "train_rows", "sequences in the training batch ((I + external_used) x L)")      \
     X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
     X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \
+    X(ONLINE, "online", "1 when the node was online this round (churn), else 0")                 \
     X(MSGS_SENT, "msgs_sent", "messages sent")                                                    \
     X(MSGS_RECEIVED, "msgs_received", "messages received")                                        \
-    X(MSGS_DROPPED, "msgs_dropped", "messages lost by the emulated network")                      \
+    X(MSGS_DROPPED, "msgs_dropped", "messages this node did not send: lost by netem or to an offline peer")                      \
     X(MSGS_LATE, "msgs_late", "messages that arrived after the round that sampled")               \
     X(MSGS_REJECTED, "msgs_rejected", "received messages that failed to decode")                  \
     X(GROUPS_REJECTED, "groups_rejected", "received groups that failed verification")             \

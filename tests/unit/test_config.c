@@ -149,7 +149,7 @@ static void test_defaults(void) {
     CHECK(config_float(cfg, "grpo.eps_low") == 0.2, "eps_low");
     CHECK(config_float(cfg, "grpo.eps_high") == 0.28, "eps_high");
     CHECK(config_float(cfg, "grpo.kl") == 0, "kl");
-    CHECK(!strcmp(config_string(cfg, "net.transport"), "allgather"), "transport");
+    CHECK(!strcmp(config_string(cfg, "net.transport"), "p2p"), "transport");
     CHECK(!strcmp(config_string(cfg, "net.clock"), "virtual"), "clock");
     CHECK(config_float(cfg, "net.latency") == 0 && config_float(cfg, "net.drop") == 0, "net");
     CHECK(!strcmp(config_string(cfg, "tasks.preset"), "small"), "preset");
@@ -175,7 +175,7 @@ static void test_defaults(void) {
     const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.backend",
                               "model.init", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
                               "gen.max_new_tokens", "sampling.local", "sampling.external", "grpo.completions",
-                              "sampling.groups", "net.fault"};
+                              "sampling.groups", "net.fault", "net.slowdown"};
     int n_per_node = 0;
     for (int i = 0; i < CONFIG_SCHEMA_LEN; i++) n_per_node += CONFIG_SCHEMA[i].per_node;
     CHECK(n_per_node == (int)(sizeof per_node / sizeof *per_node), "%d per-node keys", n_per_node);

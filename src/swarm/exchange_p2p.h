@@ -1,0 +1,42 @@
+/* The point-to-point transport: each round a node posts MPI_Isend of its encoded message
+ * to every peer netem says it reaches, then collects what is due.
+ * - clock = virtual: it waits for exactly the messages netem schedules for this round
+ *   (MPI_Probe + MPI_Recv on (sender, send round)), nothing else, so runs are reproducible;
+ * - clock = wall: it takes whatever has arrived (MPI_Iprobe) and whose emulated delay has
+ *   passed, never waiting for a late peer.
+ * Sent buffers stay alive until their sends complete; messages still in flight can be
+ * saved in a checkpoint and posted again on resume. */
+#ifndef SAPO_SWARM_EXCHANGE_P2P_H
+#define SAPO_SWARM_EXCHANGE_P2P_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "swarm/exchange.h"
+#include "swarm/netem.h"
+
+typedef struct P2P P2P;
+
+typedef struct {
+    int sent, dropped;      /* messages posted / withheld by netem (lost, offline peer, fanout excluded not counted) */
+    double bytes_sent;
+} P2PSendStats;
+
+P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank);
+void p2p_free(P2P* p);
+/* Posts this round's sends (the buffer is copied). */
+P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len);
+/* Collects the messages this node uses in `round` into inbox (senders, buffers);
+ * inbox->t_wait is the time blocked; *late receives how many were sent in earlier rounds. */
+void p2p_receive(P2P* p, int round, Inbox* inbox, int* late);
+/* After the last round: receives and discards everything still addressed to this node
+ * and completes every send, so MPI can finalize. */
+void p2p_drain(P2P* p);
+
+/* Checkpoint support: writes the messages sent in rounds < round that are used in a round
+ * >= round (their bytes and targets); p2p_load_in_flight reads them back and posts them
+ * again. Return 0, or -1 on an I/O or format error. */
+int p2p_save_in_flight(P2P* p, int round, FILE* f);
+int p2p_load_in_flight(P2P* p, FILE* f);
+
+#endif

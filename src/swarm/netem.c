@@ -1,0 +1,124 @@
+/* The emulated network as pure functions (see netem.h). Each decision draws from its own
+ * Philox stream keyed by (seed, kind | sender | receiver, round, RNG_NETEM). */
+#include "swarm/netem.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/rng.h"
+
+enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
+
+static RngStream stream(const Netem* ne, int kind, int s, int d, int round) {
+    uint32_t who = ((uint32_t)kind << 24) | ((uint32_t)(s & 0xFFF) << 12) | (uint32_t)(d & 0xFFF);
+    return rng_stream(ne->seed, who, (uint32_t)round, RNG_NETEM);
+}
+
+Netem* netem_create(const Config* cfg, int n_nodes) {
+    Netem* ne = callocCheck(1, sizeof *ne);
+    ne->seed = (uint64_t)config_int(cfg, "swarm.seed");
+    ne->n_nodes = n_nodes;
+    ne->rounds = (int)config_int(cfg, "swarm.rounds");
+    ne->wall_clock = !strcmp(config_string(cfg, "net.clock"), "wall");
+    ne->latency = config_float(cfg, "net.latency");
+    ne->sigma = config_float(cfg, "net.latency_sigma");
+    const char* dist = config_string(cfg, "net.latency_dist");
+    ne->dist = !strcmp(dist, "uniform") ? LATENCY_UNIFORM : !strcmp(dist, "lognormal") ? LATENCY_LOGNORMAL : LATENCY_CONSTANT;
+    ne->regions = (int)config_int(cfg, "net.regions");
+    ne->cross_region = config_float(cfg, "net.cross_region");
+    ne->drop = config_float(cfg, "net.drop");
+    ne->fanout = (int)config_int(cfg, "net.fanout");
+    ne->offline = config_float(cfg, "net.offline");
+    ne->offline_len = config_float(cfg, "net.offline_len");
+    ne->slowdown = mallocCheck(sizeof(double) * n_nodes);
+    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = config_node_float(cfg, k, "net.slowdown");
+    /* Churn: a two-state Markov chain per node, started from its stationary distribution.
+     * Offline spells last offline_len rounds on average (leave with p = 1/len); the chance
+     * to drop out is set so that the long-run offline share is net.offline. */
+    int R = ne->rounds > 0 ? ne->rounds : 1;
+    ne->offline_table = callocCheck((size_t)n_nodes * R, 1);
+    if (ne->offline > 0.0) {
+        double leave = 1.0 / ne->offline_len;
+        double enter = ne->offline * leave / (1.0 - ne->offline);
+        for (int k = 0; k < n_nodes; k++) {
+            int off = 0;
+            for (int r = 0; r < R; r++) {
+                RngStream rng = stream(ne, KIND_CHURN, k, 0, r);
+                double u = rng_double(&rng);
+                off = r == 0 ? u < ne->offline : off ? !(u < leave) : u < enter;
+                ne->offline_table[(size_t)k * R + r] = (unsigned char)off;
+            }
+        }
+    }
+    return ne;
+}
+
+void netem_free(Netem* ne) {
+    if (!ne) return;
+    free(ne->slowdown);
+    free(ne->offline_table);
+    free(ne);
+}
+
+int netem_offline(const Netem* ne, int node, int round) {
+    if (round < 0 || round >= ne->rounds) return 0;
+    return ne->offline_table[(size_t)node * ne->rounds + round];
+}
+
+int netem_targets(const Netem* ne, int s, int d, int round) {
+    if (s == d) return 0;
+    if (ne->fanout <= 0 || ne->fanout >= ne->n_nodes - 1) return 1;
+    /* s's peers this round: the first `fanout` of a seeded shuffle of the others */
+    RngStream rng = stream(ne, KIND_FANOUT, s, 0, round);
+    int n = ne->n_nodes;
+    int* order = mallocCheck(sizeof(int) * n);
+    int m = 0;
+    for (int k = 0; k < n; k++)
+        if (k != s) order[m++] = k;
+    int picked = 0;
+    for (int i = 0; i < ne->fanout; i++) {
+        int j = i + (int)rng_below(&rng, (uint64_t)(m - i));
+        int tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+        if (order[i] == d) picked = 1;
+    }
+    free(order);
+    return picked;
+}
+
+int netem_dropped(const Netem* ne, int s, int d, int round) {
+    if (ne->drop <= 0.0) return 0;
+    if (ne->drop >= 1.0) return 1;
+    RngStream rng = stream(ne, KIND_DROP, s, d, round);
+    return rng_double(&rng) < ne->drop;
+}
+
+double netem_delay(const Netem* ne, int s, int d, int round) {
+    double base = ne->latency;
+    if (ne->regions > 1 && s % ne->regions != d % ne->regions) base += ne->cross_region;
+    if (ne->latency <= 0.0 || ne->dist == LATENCY_CONSTANT) return base;
+    RngStream rng = stream(ne, KIND_DELAY, s, d, round);
+    double extra = base - ne->latency;
+    if (ne->dist == LATENCY_UNIFORM) return extra + 2.0 * ne->latency * rng_double(&rng);
+    /* lognormal with mean `latency`: mu = log(mean) - sigma^2 / 2 */
+    double mu = log(ne->latency) - 0.5 * ne->sigma * ne->sigma;
+    return extra + exp(mu + ne->sigma * rng_normal(&rng));
+}
+
+int netem_sends(const Netem* ne, int s, int d, int round) {
+    return !netem_offline(ne, s, round) && netem_targets(ne, s, d, round) && !netem_dropped(ne, s, d, round);
+}
+
+int netem_delivery_round(const Netem* ne, int s, int d, int round) {
+    if (!netem_sends(ne, s, d, round)) return -1;
+    double arrival = (round + 1) * ne->slowdown[s] + netem_delay(ne, s, d, round);
+    /* the first receiver round r' with (r' + 1) x slowdown_d >= arrival */
+    double x = arrival / ne->slowdown[d] - 1.0;
+    long r = (long)ceil(x - 1e-9);
+    if (r < 0) r = 0;
+    if (r >= ne->rounds || netem_offline(ne, d, (int)r)) return -1;
+    return (int)r;
+}

@@ -1,0 +1,49 @@
+/* The emulated network. Whether a message from node s to node d sent in round r is lost,
+ * how long it travels, whether a node is offline in a round, and which peers a node sends
+ * to, are pure functions of (run seed, s, d, r): every node computes the same answers, so
+ * with the virtual clock a receiver knows exactly which messages are due in each round and
+ * waits for just those, and the run is bit-identical on any machine and placement.
+ *
+ * Virtual time: node k finishes generating round r (sends, then samples its pool) at time
+ * (r + 1) x slowdown_k. A message sent at time t with delay x arrives at t + x and is used
+ * by the receiver's first round whose sampling time is not earlier. Delay 0, equal speeds:
+ * the receiver uses it in the same round, as the synchronous all-gather would. */
+#ifndef SAPO_SWARM_NETEM_H
+#define SAPO_SWARM_NETEM_H
+
+#include <stdint.h>
+
+#include "core/config.h"
+
+typedef enum { LATENCY_CONSTANT, LATENCY_UNIFORM, LATENCY_LOGNORMAL } LatencyDist;
+
+typedef struct {
+    uint64_t seed;
+    int n_nodes, rounds;
+    int wall_clock;
+    double latency, sigma, cross_region;
+    LatencyDist dist;
+    int regions;
+    double drop;
+    int fanout;              /* 0 = every peer */
+    double offline, offline_len;
+    double* slowdown;        /* per node */
+    unsigned char* offline_table; /* (n_nodes, rounds): 1 where the node is offline */
+} Netem;
+
+Netem* netem_create(const Config* cfg, int n_nodes);
+void netem_free(Netem* ne);
+
+int netem_offline(const Netem* ne, int node, int round);
+/* s picks d among its peers this round (always 1 without fanout). */
+int netem_targets(const Netem* ne, int s, int d, int round);
+int netem_dropped(const Netem* ne, int s, int d, int round);
+/* Delay of the message s -> d of round r: rounds with the virtual clock, seconds with wall. */
+double netem_delay(const Netem* ne, int s, int d, int round);
+/* Whether s sends to d in round r at all: s online, d picked, not dropped. */
+int netem_sends(const Netem* ne, int s, int d, int round);
+/* Virtual clock: the receiver round that uses the message s -> d of round r, or -1 when it
+ * is never used (not sent, the receiver offline in that round, or after the last round). */
+int netem_delivery_round(const Netem* ne, int s, int d, int round);
+
+#endif

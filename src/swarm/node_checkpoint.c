@@ -1,0 +1,106 @@
+/* Node checkpoints (see node_checkpoint.h). State file layout (host byte order; the files
+ * never leave the run): "SAPOSTAT", u32 version, i32 rank, i32 rounds_done, i32 n_totals,
+ * f64[n_totals] totals, then the p2p in-flight block (exchange_p2p.c) when p2p is used. */
+#include "swarm/node_checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "io/run_dir.h"
+#include "model/checkpoint.h"
+
+#define STATE_MAGIC "SAPOSTAT"
+#define STATE_VERSION 1u
+
+static void paths(const char* run_dir, int rank, int rounds_done, char* model, char* state, size_t n) {
+    snprintf(model, n, "%s/ckpt/node_%04d.r%07d.model", run_dir, rank, rounds_done);
+    snprintf(state, n, "%s/ckpt/node_%04d.r%07d.state", run_dir, rank, rounds_done);
+}
+
+int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, const double* totals, int n_totals,
+                         char* err, size_t errlen) {
+    char dir[1024], model[1100], state[1100], tmp[1200];
+    snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
+    if (make_dirs(dir, err, errlen)) return -1;
+    paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
+    if (checkpoint_save(n->policy, model, 1, err, errlen)) return -1;
+    snprintf(tmp, sizeof tmp, "%s.tmp", state);
+    FILE* f = fopen(tmp, "wb");
+    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    uint32_t version = STATE_VERSION;
+    int32_t head[3] = {n->rank, rounds_done, n_totals};
+    int ok = fwrite(STATE_MAGIC, 1, 8, f) == 8 && fwrite(&version, 4, 1, f) == 1 && fwrite(head, 4, 3, f) == 3 &&
+             fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
+    if (ok && n->p2p) ok = p2p_save_in_flight(n->p2p, rounds_done, f) == 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, state) != 0) {
+        remove(tmp);
+        return set_error(err, errlen, "writing %s failed: %s", state, strerror(errno));
+    }
+    return 0;
+}
+
+int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, double* totals, int n_totals, char* err,
+                         size_t errlen) {
+    char model[1100], state[1100];
+    paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
+    if (checkpoint_load(n->policy, model, 1, err, errlen)) return -1;
+    FILE* f = fopen(state, "rb");
+    if (!f) return set_error(err, errlen, "cannot open %s: %s", state, strerror(errno));
+    char magic[8];
+    uint32_t version = 0;
+    int32_t head[3];
+    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
+             version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == n->rank && head[1] == rounds_done &&
+             head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
+    if (ok && n->p2p) ok = p2p_load_in_flight(n->p2p, f) == 0;
+    fclose(f);
+    if (!ok) return set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", state, n->rank, rounds_done);
+    return 0;
+}
+
+void node_checkpoint_prune(const char* run_dir, int rank, int keep_from) {
+    char dir[1024], prefix[32];
+    snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
+    snprintf(prefix, sizeof prefix, "node_%04d.r", rank);
+    DIR* d = opendir(dir);
+    if (!d) return;
+    struct dirent* e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        int r = atoi(e->d_name + strlen(prefix));
+        if (r < keep_from) {
+            char path[1400];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove(path);
+        }
+    }
+    closedir(d);
+}
+
+int checkpoint_latest_read(const char* run_dir) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/ckpt/LATEST", run_dir);
+    FILE* f = fopen(path, "r");
+    if (!f) return 0;
+    int r = -1;
+    if (fscanf(f, "%d", &r) != 1 || r < 0) r = -1;
+    fclose(f);
+    return r;
+}
+
+int checkpoint_latest_write(const char* run_dir, int rounds_done, char* err, size_t errlen) {
+    char path[1100], tmp[1200];
+    snprintf(path, sizeof path, "%s/ckpt/LATEST", run_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE* f = fopen(tmp, "w");
+    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    fprintf(f, "%d\n", rounds_done);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) return set_error(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
