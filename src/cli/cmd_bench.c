@@ -1,17 +1,48 @@
 /* `sapo bench WHAT`: dispatches to the benchmarks under src/bench. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 
 int bench_model_main(int argc, char** argv);
 
+/* The swarm benchmark launches mpirun several times and reads the logs: Python does that
+ * (tests/bench/bench_swarm.py); this passes it the path of this sapo binary. */
+static int bench_swarm_main(int argc, char** argv) {
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "sapo bench swarm: cannot find the sapo binary's path\n");
+        return 1;
+    }
+    self[n] = '\0';
+    const char* py = getenv("SAPO_PYTHON");
+    if (!py || !*py) py = "/usr/bin/python3";
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/tests/bench/bench_swarm.py", SAPO_SOURCE_DIR);
+    char** args = calloc((size_t)argc + 5, sizeof(char*));
+    int k = 0;
+    args[k++] = (char*)py;
+    args[k++] = script;
+    args[k++] = "--sapo";
+    args[k++] = self;
+    for (int i = 1; i < argc; i++) args[k++] = argv[i];
+    execvp(py, args);
+    perror("sapo bench swarm: cannot start python");
+    return 1;
+}
+
 int cmd_bench(int argc, char** argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        printf("usage: sapo bench model [options]   (see `sapo bench model --help`)\n");
+        printf("usage: sapo bench model [options]   (see `sapo bench model --help`)\n"
+               "       sapo bench swarm [--ranks N] [--rounds R]   (runs mpirun itself; see --help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "model")) return bench_model_main(argc - 1, argv + 1);
-    fprintf(stderr, "sapo bench: unknown benchmark '%s' (expected: model)\n", argv[1]);
+    if (!strcmp(argv[1], "swarm")) return bench_swarm_main(argc - 1, argv + 1);
+    fprintf(stderr, "sapo bench: unknown benchmark '%s' (expected: model, swarm)\n", argv[1]);
     return 2;
 }

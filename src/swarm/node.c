@@ -360,6 +360,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         rec->m[RM_T_EVAL] = bench_now() - t3;
     }
 
+    rec->m[RM_T_ROUND] = bench_now() - t0;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
     free(ext_prompts);
     free(samples);

@@ -32,6 +32,7 @@
     X(T_TRAIN, "t_train", "seconds in the GRPO step")                                             \
     X(T_WAIT, "t_wait", "seconds blocked waiting for peers")                                      \
     X(T_EVAL, "t_eval", "seconds evaluating")                                                     \
+    X(T_ROUND, "t_round", "wall seconds of the whole round, a straggler's sleep included")        \
     X(LOSS, "loss", "GRPO surrogate loss (first epoch)")                                          \
     X(GRAD_NORM, "grad_norm", "gradient norm before clipping (last epoch)")                       \
     X(KL, "kl", "mean per-token KL to the reference policy (0 without one)")                      \
