@@ -275,7 +275,8 @@ static int tasks_score(int argc, char** argv) {
                "Reads JSON lines (FILE, or stdin when absent or -), each\n"
                "  {\"task\": NAME, \"entry\": {\"question\", \"answer\", \"metadata\"}, \"completion\": TEXT}\n"
                "or the same with \"answer\": TEXT|null in place of \"completion\". A completion is reduced to\n"
-               "its last <answer>...</answer> (stripped) as rl-swarm does; no such tag scores as None.\n"
+               "its last <answer>...</answer> (stripped) as rl-swarm does and scored; no answer scores 0.\n"
+               "With \"answer\" the verifier scores that text directly (null is Python None).\n"
                "\"task\" may be left out when entry.metadata.source_dataset names the task.\n"
                "Writes one JSON line per non-blank input line: {\"line\": N, \"score\": X} (X printed with\n"
                "17 significant digits) or {\"line\": N, \"error\": WHY}. Every good line is scored; the exit\n"
@@ -389,7 +390,13 @@ static char* policy_answer(const Policy* p, const cJSON* entry) {
     case POL_NONE: return NULL;
     case POL_CONST: return strdup(p->text);
     case POL_COPY: return q ? strdup(q) : NULL;
-    case POL_ORACLE: return a ? strdup(a) : NULL;
+    case POL_ORACLE: {
+        /* propositional_logic stores None; its metadata carries one valid conclusion. */
+        if (a) return strdup(a);
+        const cJSON* md = task_entry_metadata(entry);
+        const cJSON* ex = md ? cJSON_GetObjectItemCaseSensitive(md, "example_answer") : NULL;
+        return cJSON_IsString(ex) ? strdup(ex->valuestring) : NULL;
+    }
     case POL_LAST_TOKEN: {
         if (!q) return NULL;
         size_t end = strlen(q);
@@ -408,10 +415,11 @@ static int tasks_baseline(int argc, char** argv) {
         printf("usage: sapo tasks baseline [--preset P] [--count N] [--seed S]\n"
                "Mean verifier score of trivial policies on N entries per task (seed S, preset P; defaults\n"
                "paper, 200, 0), as a markdown table. Each policy's text is the extracted answer, i.e. the\n"
-               "completion \"<answer>TEXT</answer>\"; \"no answer tag\" is a completion with none (None).\n"
+               "completion \"<answer>TEXT</answer>\"; \"no answer tag\" is a completion with none (reward 0).\n"
                "\"copy question\" answers with the whole question, \"last token\" with its last\n"
-               "whitespace-separated token, \"oracle\" with the stored answer (a sanity check: 1 unless\n"
-               "the package stores None).\n");
+               "whitespace-separated token, \"oracle\" with the stored answer, or metadata.example_answer\n"
+               "where the package stores None (a sanity check; below 1 only where the package's own\n"
+               "oracle scores below 1, e.g. base_conversion's empty answer for the value 0).\n");
         return 0;
     }
     const char* preset = "paper";
@@ -468,7 +476,7 @@ static int tasks_baseline(int argc, char** argv) {
             }
             for (int p = 0; p < N_POLICIES; p++) {
                 char* ans = policy_answer(&POLICIES[p], entry);
-                sum[p] += spec->score(ans, entry);
+                sum[p] += ans ? spec->score(ans, entry) : 0.0; /* no answer: reward 0 */
                 free(ans);
             }
             n++;

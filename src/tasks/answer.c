@@ -105,6 +105,7 @@ char* answer_extract(const char* completion) {
 
 double task_reward(const TaskSpec* spec, const char* completion, const cJSON* entry) {
     char* answer = answer_extract(completion);
+    if (!answer) return 0.0;
     double r = spec->score(answer, entry);
     free(answer);
     return r;

@@ -1,6 +1,6 @@
 /* Reward path of rl-swarm / genrl: the answer is what reasoning_gym.utils.extract_answer
  * finds in a completion (the LAST <answer>...</answer>, stripped), and the reward is the
- * task verifier's score of it (None, i.e. no complete tag pair, is scored as None). */
+ * task verifier's score of it, 0 when the completion holds no answer. */
 #ifndef SAPO_TASKS_ANSWER_H
 #define SAPO_TASKS_ANSWER_H
 
@@ -21,8 +21,9 @@ char* answer_extract_n(const char* completion, size_t len, size_t* out_len);
 /* The same on a NUL-terminated completion (NULL gives NULL). */
 char* answer_extract(const char* completion);
 
-/* reward = spec->score(answer_extract(completion), entry): the verifier sees NULL (Python
- * None) when no answer was extracted, and scores it as the package does (0 for all nine). */
+/* reward = spec->score(answer_extract(completion), entry), and 0 when nothing is extracted
+ * (the issue's definition). rl-swarm instead hands None to the scorer; that differs only for
+ * fraction_simplification, whose scorer gives None 0.01 (spec->score(NULL, entry) keeps that). */
 double task_reward(const TaskSpec* spec, const char* completion, const cJSON* entry);
 
 #endif

@@ -38,7 +38,7 @@ extern const TaskSpec task_binary_matrix;
 #define TASK_MISSING(name) NULL
 static const TaskSpec* const TASK_SLOTS[TASK_N_IDS] = {
     /* id 0 */
-    TASK_MISSING(base_conversion),
+    TASK_PORTED(base_conversion),
     /* id 1 */
     TASK_PORTED(basic_arithmetic),
     /* id 2 */
@@ -48,13 +48,13 @@ static const TaskSpec* const TASK_SLOTS[TASK_N_IDS] = {
     /* id 4 */
     TASK_MISSING(propositional_logic),
     /* id 5 */
-    TASK_MISSING(fraction_simplification),
+    TASK_PORTED(fraction_simplification),
     /* id 6 */
     TASK_PORTED(decimal_arithmetic),
     /* id 7 */
-    TASK_MISSING(calendar_arithmetic),
+    TASK_PORTED(calendar_arithmetic),
     /* id 8 */
-    TASK_MISSING(binary_matrix),
+    TASK_PORTED(binary_matrix),
 };
 /* ---- end of the registered ports ----------------------------------------------------- */
 

@@ -127,6 +127,8 @@ const TaskSpec task_base_conversion = {
     .generate = baseconv_generate,
     .score = baseconv_score,
     .preset_paper = "{\"min_base\": 2, \"max_base\": 16, \"min_value\": 0, \"max_value\": 1000}",
-    .preset_small = "{\"min_base\": 2, \"max_base\": 10, \"min_value\": 0, \"max_value\": 100}",
-    .preset_tiny = "{\"min_base\": 2, \"max_base\": 4, \"min_value\": 0, \"max_value\": 15}",
+    /* min_value 1: the value 0 has the empty string as oracle in most bases, which no answer
+     * can score (the default scorer gives "" 0). */
+    .preset_small = "{\"min_base\": 2, \"max_base\": 10, \"min_value\": 1, \"max_value\": 100}",
+    .preset_tiny = "{\"min_base\": 2, \"max_base\": 4, \"min_value\": 1, \"max_value\": 15}",
 };

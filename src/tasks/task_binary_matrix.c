@@ -9,10 +9,13 @@
  * cannot be run here, so the answer is read as a Python expression of the subset that a
  * matrix is written in: list and tuple displays, parentheses, integer literals (every
  * form: 0x/0o/0b, underscores), str and bytes literals (prefixes, escapes, implicit
- * concatenation), True/False/None and unary + - ~, with the tokenizer's rules on
+ * concatenation, f-strings without replacement fields), True/False/None, unary + - ~ and
+ * binary + - (int arithmetic within 64 bits, concatenation), with the tokenizer's rules on
  * comments, blank lines, indentation, line continuations and nesting (200 brackets). Any
- * other construct (names, calls, operators, comprehensions, f-strings, \N{...} escapes)
- * scores 0 where Python might, by computing, reach a matching value: see the report. */
+ * other construct (names, calls, other operators, subscripts, conditionals,
+ * comprehensions, f-strings with replacement fields, \N{...} escapes, more than 1000
+ * operators) scores 0, where Python might compute a matching value: see
+ * test_binary_matrix_known_divergences in tests/reference/test_tasks_a.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +171,10 @@ static void val_push(Val* seq, Val* item) {
 enum { TOK_FAIL, TOK_END, TOK_NEWLINE, TOK_OP, TOK_INT, TOK_STR, TOK_BYTES, TOK_TRUE, TOK_FALSE, TOK_NONE };
 
 #define MAX_LEVEL 200  /* CPython's tokenizer: "too many nested parentheses" beyond this */
-#define MAX_UNARY 1000 /* longer chains can exhaust CPython's compiler recursion limit */
+/* Unary and binary operators in the whole answer. With at most 200 brackets every path of
+ * the syntax tree stays far below the depth at which CPython's compiler runs out of
+ * recursion (about 3000 levels, fewer when eval() is called deep in a stack). */
+#define MAX_OPERATORS 1000
 
 typedef struct {
     const char* s; /* source after eval()'s strip and newline translation */
@@ -185,6 +191,7 @@ typedef struct {
     int fstring; /* string prefix f */
     size_t body_start, body_end; /* the literal's text between its quotes */
     int peeked;
+    int operators; /* unary and binary operators read so far */
 } Lexer;
 
 static int lx_at(const Lexer* lx, size_t k) { return k < lx->n ? (unsigned char)lx->s[k] : -1; }
@@ -568,8 +575,11 @@ static Val* parse_atom(Lexer* lx) {
             for (;;) {
                 const char* body = lx->s + lx->body_start;
                 size_t len = lx->body_end - lx->body_start;
-                int bad = lx->fstring || (k == TOK_STR ? decode_str(body, len, lx->raw, &v->text)
-                                                       : decode_bytes(body, len, lx->raw, &v->text));
+                /* An f-string without replacement fields is a plain string; one with braces
+                 * would need evaluation. */
+                int bad = (lx->fstring && (memchr(body, '{', len) || memchr(body, '}', len))) ||
+                          (k == TOK_STR ? decode_str(body, len, lx->raw, &v->text)
+                                        : decode_bytes(body, len, lx->raw, &v->text));
                 if (bad) {
                     val_free(v);
                     return NULL;
@@ -622,23 +632,17 @@ static Val* parse_atom(Lexer* lx) {
     }
 }
 
-/* factor: ('+' | '-' | '~')* atom, with no trailer (call, subscript, attribute) after it. */
-static Val* parse_expr(Lexer* lx) {
-    char ops[MAX_UNARY];
+/* factor: ('+' | '-' | '~')* atom. */
+static Val* parse_factor(Lexer* lx) {
+    char ops[MAX_OPERATORS];
     int n_ops = 0;
     while (lx_peek_op(lx, '+') || lx_peek_op(lx, '-') || lx_peek_op(lx, '~')) {
-        if (n_ops == MAX_UNARY) return NULL;
+        if (++lx->operators > MAX_OPERATORS) return NULL;
         ops[n_ops++] = lx->op;
         lx_next(lx);
     }
     Val* v = parse_atom(lx);
     if (!v) return NULL;
-    /* The next token must end the expression: ',' ')' ']' or the end of the input. */
-    int k = lx_peek(lx);
-    if (!(k == TOK_NEWLINE || k == TOK_END || (k == TOK_OP && (lx->op == ',' || lx->op == ')' || lx->op == ']')))) {
-        val_free(v);
-        return NULL;
-    }
     while (n_ops > 0) {
         char op = ops[--n_ops];
         if (v->kind != V_INT && v->kind != V_BOOL) { /* TypeError: bad operand type for unary op */
@@ -653,6 +657,64 @@ static Val* parse_expr(Lexer* lx) {
         } else if (op == '~') {
             v->i = -v->i - 1; /* never overflows: |v->i| < 2^63 */
         }
+    }
+    return v;
+}
+
+/* a + b and a - b as Python computes them for the subset: int/bool arithmetic, and
+ * concatenation of two str, two bytes, two lists or two tuples. NULL where Python raises
+ * TypeError, and where int64 overflows (see the file comment). Consumes a and b. */
+static Val* binary_op(char op, Val* a, Val* b) {
+    int a_int = a->kind == V_INT || a->kind == V_BOOL, b_int = b->kind == V_INT || b->kind == V_BOOL;
+    Val* r = NULL;
+    if (a_int && b_int) {
+        int64_t x;
+        if (!a->big && !b->big &&
+            !(op == '+' ? __builtin_add_overflow(a->i, b->i, &x) : __builtin_sub_overflow(a->i, b->i, &x))) {
+            r = a;
+            r->kind = V_INT;
+            r->i = x;
+            a = NULL;
+        }
+    } else if (op == '+' && a->kind == b->kind && (a->kind == V_STR || a->kind == V_BYTES)) {
+        textbuf_append_n(&a->text, b->text.data ? b->text.data : "", b->text.len);
+        r = a;
+        a = NULL;
+    } else if (op == '+' && a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
+        for (size_t k = 0; k < b->n; k++) val_push(a, b->items[k]);
+        b->n = 0;
+        r = a;
+        a = NULL;
+    }
+    val_free(a);
+    val_free(b);
+    return r;
+}
+
+/* arith: factor (('+' | '-') factor)*, with no trailer (call, subscript, attribute) and no
+ * other operator after it. */
+static Val* parse_expr(Lexer* lx) {
+    Val* v = parse_factor(lx);
+    while (v && (lx_peek_op(lx, '+') || lx_peek_op(lx, '-'))) {
+        char op = lx->op;
+        lx_next(lx);
+        if (++lx->operators > MAX_OPERATORS) {
+            val_free(v);
+            return NULL;
+        }
+        Val* rhs = parse_factor(lx);
+        if (!rhs) {
+            val_free(v);
+            return NULL;
+        }
+        v = binary_op(op, v, rhs);
+    }
+    if (!v) return NULL;
+    /* The next token must end the expression: ',' ')' ']' or the end of the input. */
+    int k = lx_peek(lx);
+    if (!(k == TOK_NEWLINE || k == TOK_END || (k == TOK_OP && (lx->op == ',' || lx->op == ')' || lx->op == ']')))) {
+        val_free(v);
+        return NULL;
     }
     return v;
 }

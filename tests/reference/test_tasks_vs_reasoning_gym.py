@@ -8,7 +8,8 @@ For every task that `sapo tasks list --json` reports:
   (b) scoring: >= 20 distinct candidates per entry (generic ones below plus the task's own
       from rg_candidates_<task>.py, if present) are scored by the package (extract_answer as
       rl-swarm does, then ds.score_answer) and by `sapo tasks score`; every pair must agree
-      within 1e-9. The number of pairs per task is printed.
+      within 1e-9. 500 paper entries, plus 200 small and 200 tiny ones scored against
+      rl-swarm's scorer (get_score_answer_fn). The number of pairs per task is printed.
 The paper preset itself must equal rl-swarm's settings (genrl examples/rgym/datasets.yaml).
 Run alone with: SAPO_BIN=build/sapo build/venv/bin/python -m pytest -s tests/reference/test_tasks_vs_reasoning_gym.py
 """
@@ -221,10 +222,23 @@ def test_generation_matches(name):
     print(f"\n[gen] {name}: " + "; ".join(report) + (" (known inexact)" if name in KNOWN_INEXACT else ""))
 
 
+SCORE_RUNS = [("paper", SEED, N_PAPER), ("small", SEED + 1, 200), ("tiny", SEED + 2, 200)]
+
+
+@pytest.mark.parametrize("preset,seed,n", SCORE_RUNS, ids=[r[0] for r in SCORE_RUNS])
 @pytest.mark.parametrize("name", TASK_NAMES)
-def test_scores_match(name):
-    ds = create(name, "paper", SEED, N_PAPER)
-    entries = package_entries(ds, N_PAPER)
+def test_scores_match(name, preset, seed, n):
+    ds = create(name, preset, seed, n)
+    entries = package_entries(ds, n)
+    # The reference scorer: at the paper preset the dataset's own ds.score_answer. At the
+    # other presets rl-swarm's, get_score_answer_fn(name), a dataset with the package's
+    # default config: a C verifier sees only the entry, never the config, and the one
+    # scorer that reads its config (decimal_arithmetic's tolerance) has paper == default.
+    if preset != "paper":
+        with contextlib.redirect_stdout(io.StringIO()):
+            scorer = rg.get_score_answer_fn(name)
+    else:
+        scorer = ds.score_answer
     rows = pairs_for(name, entries)
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
         path = f.name
@@ -242,7 +256,13 @@ def test_scores_match(name):
         assert res["line"] == k + 1 and "score" in res, res
         answer = extract_answer(text) if kind == "completion" else text
         try:
-            want = float(ds.score_answer(answer, entries[i]))
+            # reward of a completion: the score of what rl-swarm extracts, 0 when nothing is
+            # (the issue's rule; rl-swarm would score None, which only fraction_simplification
+            # rates above 0). A direct "answer" (None included) is the package's score as is.
+            if kind == "completion" and answer is None:
+                want = 0.0
+            else:
+                want = float(scorer(answer, entries[i]))
         except Exception:  # the package itself fails on this input: nothing to compare against
             raised += 1
             continue
@@ -251,11 +271,11 @@ def test_scores_match(name):
         if not diff <= TOL:
             mismatches.append((i, kind, text, want, res["score"]))
     checked = len(rows) - raised
-    print(f"\n[score] {name}: {checked} pairs checked over {len(entries)} entries "
+    print(f"\n[score] {name} {preset}: {checked} pairs checked over {len(entries)} entries "
           f"({checked / len(entries):.1f} per entry), max |diff| {max_diff:.3g}, "
           f"{len(mismatches)} mismatches, {raised} inputs on which the package raised")
     assert checked >= 20 * len(entries)
     if mismatches:
         i, kind, text, want, got = mismatches[0]
-        pytest.fail(f"{name}: {len(mismatches)} of {checked} pairs differ; first: entry {i} "
+        pytest.fail(f"{name} {preset}: {len(mismatches)} of {checked} pairs differ; first: entry {i} "
                     f"(answer {entries[i]['answer']!r}) {kind} {text!r}: package {want!r} vs C {got!r}")

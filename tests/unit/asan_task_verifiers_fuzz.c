@@ -269,7 +269,7 @@ int main(void) {
     if (!(scale > 0)) scale = 1.0;
     clock_t t0 = clock();
 
-    fuzz_extractor((long)(20000 * scale));
+    fuzz_extractor((long)(60000 * scale));
     printf("extractor: %ld calls\n", n_calls);
 
     char err[256];
@@ -283,7 +283,7 @@ int main(void) {
                 n_fail++;
                 continue;
             }
-            long n_entries = (long)(40 * scale);
+            long n_entries = (long)(150 * scale);
             for (long i = 0; i < n_entries; i++) {
                 cJSON* entry = task_generate_entry(spec, cfg, 1000 + p, i, err, sizeof err);
                 if (!entry) {
@@ -328,7 +328,7 @@ int main(void) {
                 cJSON_Delete(odd);
                 cJSON_Delete(entry);
             }
-            if (p == 0) fuzz_generator_config(spec, cfg, (long)(300 * scale));
+            if (p == 0) fuzz_generator_config(spec, cfg, (long)(1500 * scale));
             cJSON_Delete(cfg);
         }
         printf("%-24s %ld calls\n", spec->name, n_calls - calls0);
