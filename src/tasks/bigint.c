@@ -277,13 +277,19 @@ static void mag_mul_small(BigInt* r, const BigInt* b, uint32_t m) {
     trim(r);
 }
 
+/* Limb i of a magnitude, 0 past its length. */
+static uint32_t limb_at(const BigInt* a, size_t i) { return i < a->len ? a->limb[i] : 0; }
+
 /* Truncating division of magnitudes: q = |a| / |b|, m = |a| % |b|, b nonzero (q, m fresh).
- * Long division one base-10^9 limb at a time; each quotient limb is found by bisection,
- * which is slow-ish but obviously right, and the numbers here are short. */
+ * Schoolbook long division one base-10^9 limb at a time. Each quotient limb is estimated
+ * from the top three limbs of the running remainder over the top two of the divisor (off by
+ * at most a unit or two) and then corrected by exact comparison, so the result never rests
+ * on the estimate. */
 static void mag_divmod(BigInt* q, BigInt* m, const BigInt* a, const BigInt* b) {
-    BigInt bm, prod;
+    BigInt bm, prod, t;
     bigint_init(&bm);
     bigint_init(&prod);
+    bigint_init(&t);
     bigint_abs(&bm, b);
     q->len = 0;
     q->neg = 0;
@@ -291,7 +297,8 @@ static void mag_divmod(BigInt* q, BigInt* m, const BigInt* a, const BigInt* b) {
     m->neg = 0;
     reserve(q, a->len + 1);
     if (a->len) memset(q->limb, 0, a->len * sizeof(uint32_t));
-    if (bm.len == 1) {
+    const size_t bn = bm.len;
+    if (bn == 1) {
         uint64_t rem = 0, d = bm.limb[0];
         for (size_t i = a->len; i-- > 0;) {
             uint64_t cur = rem * BIGINT_BASE + a->limb[i];
@@ -302,34 +309,42 @@ static void mag_divmod(BigInt* q, BigInt* m, const BigInt* a, const BigInt* b) {
         trim(q);
         bigint_set_u128(m, rem);
     } else {
+        const unsigned __int128 base = BIGINT_BASE;
+        const uint64_t b2 = (uint64_t)bm.limb[bn - 1] * BIGINT_BASE + bm.limb[bn - 2];
         for (size_t i = a->len; i-- > 0;) {
-            /* m = m * BASE + a[i] */
+            /* m = m * BASE + a[i]; m < bm * BASE keeps it within bn + 1 limbs */
             reserve(m, m->len + 1);
             if (m->len) memmove(m->limb + 1, m->limb, m->len * sizeof(uint32_t));
             m->limb[0] = a->limb[i];
             m->len++;
             trim(m);
-            uint32_t lo = 0, hi = BIGINT_BASE - 1;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo + 1) / 2;
-                mag_mul_small(&prod, &bm, mid);
-                if (bigint_cmp_abs(&prod, m) <= 0) lo = mid;
-                else hi = mid - 1;
+            if (bigint_cmp_abs(m, &bm) < 0) continue;
+            unsigned __int128 r3 = ((unsigned __int128)limb_at(m, bn) * base + limb_at(m, bn - 1)) * base +
+                                   limb_at(m, bn - 2);
+            unsigned __int128 est = r3 / b2;
+            uint32_t qh = est > BIGINT_BASE - 1 ? BIGINT_BASE - 1 : (uint32_t)est;
+            mag_mul_small(&prod, &bm, qh);
+            while (bigint_cmp_abs(&prod, m) > 0) {
+                qh--;
+                mag_sub(&t, &prod, &bm);
+                bigint_swap(&prod, &t);
             }
-            if (lo) {
-                BigInt t;
-                bigint_init(&t);
-                mag_mul_small(&prod, &bm, lo);
-                mag_sub(&t, m, &prod);
-                take(m, &t);
+            for (;;) {
+                mag_add(&t, &prod, &bm);
+                if (bigint_cmp_abs(&t, m) > 0) break;
+                qh++;
+                bigint_swap(&prod, &t);
             }
-            q->limb[i] = lo;
+            mag_sub(&t, m, &prod);
+            bigint_swap(m, &t);
+            q->limb[i] = qh;
         }
         q->len = a->len;
         trim(q);
     }
     bigint_free(&bm);
     bigint_free(&prod);
+    bigint_free(&t);
 }
 
 int bigint_divmod_floor(BigInt* q, BigInt* m, const BigInt* a, const BigInt* b) {

@@ -7,14 +7,16 @@
  * "3.000" as 3.0 -- and evaluated in a context of `precision` digits, ROUND_HALF_EVEN; the
  * answer is str() of the result (scientific notation when the package's str() uses it). An
  * item on which Python raises (division by a zero group) is an error here too.
- * Verifier: Decimal(answer) within 10^-max_num_decimal_places of Decimal(oracle), where the
- * difference is rounded in the context the package leaves behind: the precision of the
- * dataset that generated the entry (read back from the question text; Python's default 28
- * when the question does not say) and max_num_decimal_places from the entry's
- * metadata.difficulty.decimal_places[1] (the package reads its own config; 3 by default).
+ * Verifier: the package's score_answer as rl-swarm calls it, get_score_answer_fn(name), i.e.
+ * a dataset with the DEFAULT config: 1.0 when Decimal(answer) is within 10^-3 (the default
+ * max_num_decimal_places, whatever config generated the entry) of Decimal(oracle), else 0.0.
+ * The difference is rounded in the decimal context the package's generation leaves behind,
+ * whose precision is the generating dataset's: read back from the question text (Python's
+ * default 28 when the question does not name one). A dataset's own ds.score_answer with
+ * another max_num_decimal_places would use 10^-that instead; at the paper preset (3) the
+ * two agree.
  * Limits of the port: decimal places 0..17 (randint over int64), precision <= 10000,
  * at most 200 terms. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,7 @@
 #define MAX_PLACES_SUPPORTED 17
 #define MAX_PRECISION_SUPPORTED 10000
 #define MAX_TERMS_SUPPORTED 200
-#define DEFAULT_MAX_PLACES 3
+#define DEFAULT_MAX_PLACES 3 /* the package's default max_num_decimal_places */
 #define PYTHON_DEFAULT_PREC 28
 
 static const char QUESTION_HEAD[] = "Please solve this problem to a maximum of ";
@@ -319,30 +321,11 @@ static int64_t question_precision(const cJSON* entry) {
     return v;
 }
 
-/* The tolerance exponent: metadata.difficulty.decimal_places[1], else the default 3.
- * Returns 0 with *places set, or -1 where Python's Decimal(10) ** (-places) would raise. */
-static int tolerance_places(const cJSON* entry, int64_t* places) {
-    *places = DEFAULT_MAX_PLACES;
-    const cJSON* m = task_entry_metadata(entry);
-    const cJSON* d = m ? cJSON_GetObjectItemCaseSensitive(m, "difficulty") : NULL;
-    const cJSON* r = cJSON_IsObject(d) ? cJSON_GetObjectItemCaseSensitive(d, "decimal_places") : NULL;
-    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) < 2) return 0;
-    const cJSON* v = cJSON_GetArrayItem(r, 1);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble)) return -1;
-    /* Past +-1e15 the outcome no longer changes (the power is 0 or overflows). */
-    double x = v->valuedouble;
-    *places = x > 1e15 ? (int64_t)1e15 : x < -1e15 ? -(int64_t)1e15 : (int64_t)x;
-    return 0;
-}
-
 static double dec_score(const char* answer, const cJSON* entry) {
     const char* oracle = task_entry_answer(entry);
     if (!answer || !oracle) return 0.0;
-    int64_t places;
-    if (tolerance_places(entry, &places)) return 0.0;
+    const int64_t places = DEFAULT_MAX_PLACES;
     PyDecContext ctx = {question_precision(entry)};
-    /* 10 ** -places in the context: beyond Emax it overflows (raises); below Etiny it is 0. */
-    if (-places > PYDEC_EMAX) return 0.0;
     PyDec u, o, d;
     pydec_init(&u);
     pydec_init(&o);
@@ -353,9 +336,7 @@ static double dec_score(const char* answer, const cJSON* entry) {
         /* NaN and Infinity never score: NaN - x is NaN and NaN <= tol raises; sNaN raises;
          * inf - inf raises; inf - x is inf, above any tolerance. */
         if (pydec_sub(&d, &u, &o, &ctx) == PYDEC_OK) {
-            const int64_t etiny = PYDEC_EMIN - ctx.prec + 1;
-            if (-places < etiny) score = bigint_is_zero(&d.coef) ? 1.0 : 0.0;
-            else score = pydec_cmp_abs_pow10(&d, -places) <= 0 ? 1.0 : 0.0;
+            score = pydec_cmp_abs_pow10(&d, -places) <= 0 ? 1.0 : 0.0;
         }
     }
     pydec_free(&u);
@@ -370,10 +351,10 @@ const TaskSpec task_decimal_arithmetic = {
     .score = dec_score,
     .preset_paper = "{\"min_terms\": 2, \"max_terms\": 6, \"min_num_decimal_places\": 1, "
                     "\"max_num_decimal_places\": 3, \"precision\": 5}",
-    /* Two or three terms of one or two decimals, four significant digits, 0.01 tolerance. */
+    /* Two or three terms of one or two decimals, four significant digits. */
     .preset_small = "{\"min_terms\": 2, \"max_terms\": 3, \"min_num_decimal_places\": 1, "
                     "\"max_num_decimal_places\": 2, \"precision\": 4}",
-    /* Two one-decimal terms, three significant digits, answers within 0.1 count. */
+    /* Two one-decimal terms, three significant digits. */
     .preset_tiny = "{\"min_terms\": 2, \"max_terms\": 2, \"min_num_decimal_places\": 1, "
                    "\"max_num_decimal_places\": 1, \"precision\": 3}",
 };

@@ -109,8 +109,9 @@ def load_candidates(task):
     return mod.candidates
 
 
-def compare_scores(task, ds, entries, extra=(), min_per_entry=20, before_score=None):
-    """Scores candidates(entry) + extra (+ None) with the package and the C verifier."""
+def compare_scores(task, scorer, entries, extra=(), min_per_entry=20, before_score=None):
+    """Scores candidates(entry) + extra (+ None) with the package's scorer (a bound
+    score_answer) and the C verifier."""
     candidates = load_candidates(task)
     rows = []
     for e in entries:
@@ -129,7 +130,7 @@ def compare_scores(task, ds, entries, extra=(), min_per_entry=20, before_score=N
     for (e, answers), g in zip(rows, got):
         assert len(g["scores"]) == len(answers)
         for a, c_score in zip(answers, g["scores"]):
-            want = float(ds.score_answer(a, e))
+            want = float(scorer(a, e))
             pairs += 1
             diff = abs(want - c_score)
             max_diff = max(max_diff, diff)

@@ -1,5 +1,6 @@
 """Candidate answers for decimal_arithmetic entries (imported by the cross-check tests):
-the oracle in other notations, values at and just past the tolerance 10^-places (where
+the oracle in other notations, values at and just past the tolerance (10^-3, the default
+config's, and 10^-max_num_decimal_places of the entry's own config), where
 the package's rounded subtraction decides, ties to even included), the forms Decimal()
 accepts or rejects (signs, whitespace, underscores, Unicode digits, exponents at the
 constructor's limits, NaN / Infinity), superstrings and junk."""
@@ -39,15 +40,18 @@ def candidates(entry):
         return out
     if not d.is_finite():
         return out
-    places, prec = _places(entry), _prec(entry)
-    with decimal.localcontext(decimal.Context(prec=200)):
-        tol = decimal.Decimal(10) ** -places
-        ulp = tol * decimal.Decimal(10) ** (1 - prec)  # one unit in the last place of a prec-digit tol
-        steps = [tol, -tol, tol / 2, -tol / 2, 2 * tol, tol * decimal.Decimal("1.000001"),
-                 tol + ulp / 2, -(tol + ulp / 2), tol + ulp * decimal.Decimal("0.5000001"), tol + ulp * 3 / 2,
-                 tol + ulp, tol - ulp / 2, decimal.Decimal("1E-40"), tol * 10]
-        near = [str(d + s) for s in steps]
-    out += near
+    prec = _prec(entry)
+    # The scorer rl-swarm uses has the default tolerance 10^-3; a dataset's own score_answer
+    # uses 10^-max_num_decimal_places. Probe both boundaries.
+    for places in sorted({3, _places(entry)}):
+        with decimal.localcontext(decimal.Context(prec=200)):
+            tol = decimal.Decimal(10) ** -places
+            ulp = tol * decimal.Decimal(10) ** (1 - prec)  # one unit in the last place of a prec-digit tol
+            steps = [tol, -tol, tol / 2, -tol / 2, 2 * tol, tol * decimal.Decimal("1.000001"),
+                     tol + ulp / 2, -(tol + ulp / 2), tol + ulp * decimal.Decimal("0.5000001"), tol + ulp * 3 / 2,
+                     tol + ulp, tol - ulp / 2, decimal.Decimal("1E-40"), tol * 10]
+            out += [str(d + s) for s in steps]
+    places = _places(entry)
     out += [f"{d:f}", f"{d:e}", f"{d:E}", str(d.normalize()), str(float(d)), repr(float(d)),
             str(d * 10), str(-d), o + "0" * 60, o + "0" * 60 + "1" if "E" not in o else o,
             str(round(d, 0)) if abs(d) < 10 ** 20 else o, str(round(d, 1)) if abs(d) < 10 ** 20 else o,

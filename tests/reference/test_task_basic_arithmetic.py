@@ -99,8 +99,8 @@ def test_generation_heavy_divisors(monkeypatch):
 
 def test_scores_paper_and_small():
     ds, entries, _ = rc.compare_items(TASK, PAPER_RL_SWARM, SEED, 0, 500, label="paper")
-    pairs = rc.compare_scores(TASK, ds, entries)
+    pairs = rc.compare_scores(TASK, ds.score_answer, entries)
     cfg = rc.preset(TASK, "small")
     ds2, entries2, _ = rc.compare_items(TASK, cfg, SEED + 1, 0, 500, label="small")
-    pairs += rc.compare_scores(TASK, ds2, entries2)
+    pairs += rc.compare_scores(TASK, rg.get_score_answer_fn(TASK), entries2)
     assert pairs >= 20 * (len(entries) + len(entries2))

@@ -6,8 +6,10 @@ differs from their text (10..17 places, precision 25), one term, many terms, low
 (scientific-notation answers), and items on which the package raises (0 terms drawn,
 negative places, division by a zero group) -- C must refuse exactly those. Scoring: >= 20
 candidates per entry (rg_candidates_decimal_arithmetic.py) at the paper, small and tiny
-presets and one custom config, scored by the package with the decimal context its own
-generation leaves behind; |diff| <= 1e-9."""
+presets and one custom config, |diff| <= 1e-9, against the package's scorer as rl-swarm
+calls it -- get_score_answer_fn(name), a dataset with the default config (tolerance 10^-3)
+-- in the decimal context the package's own generation leaves behind (the generating
+dataset's precision); at the paper preset also against that dataset's own score_answer."""
 import decimal
 import os
 import sys
@@ -83,5 +85,7 @@ def test_scores(k):
         # What the package's own generation leaves in the thread's decimal context.
         decimal.getcontext().prec = cfg["precision"]
 
-    pairs = rc.compare_scores(TASK, ds, entries, before_score=context_after_generation)
-    assert pairs >= 20 * len(entries)
+    scorers = [rg.get_score_answer_fn(TASK)] + ([ds.score_answer] if cfg == PAPER_RL_SWARM else [])
+    for scorer in scorers:
+        pairs = rc.compare_scores(TASK, scorer, entries, before_score=context_after_generation)
+        assert pairs >= 20 * len(entries)
