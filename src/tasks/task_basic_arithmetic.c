@@ -39,11 +39,13 @@ typedef struct {
     int whitespace;
 } BasicConfig;
 
-/* Python truthiness of a JSON value given for a bool field. */
+/* Python truthiness of a JSON value given for a bool field (the package only tests it). */
 static int json_truthy(const cJSON* v, int* out) {
     if (cJSON_IsBool(v)) *out = cJSON_IsTrue(v);
     else if (cJSON_IsNumber(v)) *out = v->valuedouble != 0;
     else if (cJSON_IsNull(v)) *out = 0;
+    else if (cJSON_IsString(v)) *out = v->valuestring[0] != '\0';
+    else if (cJSON_IsArray(v) || cJSON_IsObject(v)) *out = v->child != NULL;
     else return -1;
     return 0;
 }

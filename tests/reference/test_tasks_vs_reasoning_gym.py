@@ -4,7 +4,9 @@ For every task that `sapo tasks list --json` reports:
   (a) generation: entries i = 0..N-1 of reasoning_gym.create_dataset(name, seed=S, size=N,
       **preset) and of `sapo tasks gen` must be equal item for item (question, answer,
       metadata after a JSON round trip) at the paper preset (N >= 500), and also at the
-      small and tiny presets and at extra seeds (negative, above 2^32);
+      small and tiny presets and at extra seeds (negative, above 2^32); an item on which the
+      package raises (decimal_arithmetic's division by a zero group) must be refused by
+      `sapo tasks gen` too;
   (b) scoring: >= 20 distinct candidates per entry (generic ones below plus the task's own
       from rg_candidates_<task>.py, if present) are scored by the package (extract_answer as
       rl-swarm does, then ds.score_answer) and by `sapo tasks score`; every pair must agree
