@@ -44,9 +44,10 @@ def _alarm(signum, frame):
     raise ItemTimeout()
 
 
-def py_items(task, config, seed, start, count, time_limit=5.0):
+def py_items(task, config, seed, start, count, time_limit=5.0, slow_fallback=None):
     """ds[i] for i in range; each slot is an entry (JSON round trip), ("raised", repr) or
-    ("timeout", None)."""
+    ("timeout", None). An item past the time limit is retried with slow_fallback(ds, i)
+    when given (an equivalent, faster computation), counted as ("fallback", entry)."""
     import reasoning_gym as rg
     ds = rg.create_dataset(task, seed=seed, size=start + count, **config)
     out = []
@@ -59,7 +60,11 @@ def py_items(task, config, seed, start, count, time_limit=5.0):
                     e = ds[i]
                 out.append(json.loads(json.dumps(e)))
             except ItemTimeout:
-                out.append(("timeout", None))
+                if slow_fallback:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    out.append(("fallback", json.loads(json.dumps(slow_fallback(ds, i)))))
+                else:
+                    out.append(("timeout", None))
             except Exception as ex:  # the package raises on this item
                 out.append(("raised", repr(ex)))
             finally:
@@ -69,18 +74,21 @@ def py_items(task, config, seed, start, count, time_limit=5.0):
     return ds, out
 
 
-def compare_items(task, config, seed, start, count, time_limit=5.0, label=None):
+def compare_items(task, config, seed, start, count, time_limit=5.0, label=None, slow_fallback=None):
     """Returns (dataset, package entries, counts dict); fails on any difference."""
-    ds, want = py_items(task, config, seed, start, count, time_limit)
+    ds, want = py_items(task, config, seed, start, count, time_limit, slow_fallback)
     got = c_items(task, config, seed, start, count)
     assert len(got) == count
-    equal = raised_both = timeouts = 0
+    equal = raised_both = timeouts = fallbacks = 0
     bad = []
     for k, (w, g) in enumerate(zip(want, got)):
         i = start + k
         if isinstance(w, tuple) and w[0] == "timeout":
             timeouts += 1
             continue
+        if isinstance(w, tuple) and w[0] == "fallback":
+            fallbacks += 1
+            w = w[1]
         if isinstance(w, tuple):
             if "error" in g:
                 raised_both += 1
@@ -94,11 +102,14 @@ def compare_items(task, config, seed, start, count, time_limit=5.0, label=None):
         else:
             equal += 1
     name = label or json.dumps(config)
-    print(f"\n[gen] {task} {name} seed {seed}: {count} items, {equal} equal, {raised_both} raised in both, "
+    print(f"\n[gen] {task} {name} seed {seed}: {count} items, {equal} equal ({fallbacks} of them checked with "
+          f"the fast divisor list, the package being over {time_limit}s), {raised_both} raised in both, "
           f"{timeouts} skipped (package over {time_limit}s), {len(bad)} mismatches")
     assert not bad, f"{task} {name}: {len(bad)} of {count} differ; first: index {bad[0][0]}: {bad[0][1]}"
-    entries = [w for w in want if isinstance(w, dict)]
-    return ds, entries, {"items": count, "equal": equal, "raised": raised_both, "timeouts": timeouts}
+    entries = [w if isinstance(w, dict) else w[1] for w in want
+               if isinstance(w, dict) or (isinstance(w, tuple) and w[0] == "fallback")]
+    return ds, entries, {"items": count, "equal": equal, "raised": raised_both, "timeouts": timeouts,
+                         "fallbacks": fallbacks}
 
 
 def load_candidates(task):
