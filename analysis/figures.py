@@ -161,7 +161,10 @@ def eval_pass1(configs, cms, out_dir):
             lo.append(min(vals) if vals else np.nan)
             hi.append(max(vals) if vals else np.nan)
         mean = ev["mean"]
-        ax.errorbar(ev["rounds"], mean, yerr=[mean - np.array(lo), np.array(hi) - mean], marker="o", ms=4, lw=1.4,
+        # configurations side by side at each evaluated round so their bars do not hide each other
+        step = float(np.median(np.diff(ev["rounds"]))) if ev["rounds"].size > 1 else 1.0
+        x = ev["rounds"] + (i - (len(configs) - 1) / 2) * 0.06 * step
+        ax.errorbar(x, mean, yerr=[mean - np.array(lo), np.array(hi) - mean], marker="o", ms=4, lw=1.4,
                     capsize=3, color=f"C{i % 10}", label=c.label)
     ax.set_xlabel("round")
     ax.set_ylabel("pass@1, held-out questions")
@@ -170,7 +173,7 @@ def eval_pass1(configs, cms, out_dir):
     name = _save(fig, out_dir, "fig5_eval_pass1.png")
     return name, ("Figure 5: pass@1 on fresh held-out questions after that round's training step (one answer per "
                   "question sampled with the run's gen settings, scored by the verifier, partial credit counted), "
-                  "mean over nodes and seeds; bars span the lowest to highest node. This is neither the own-rollout "
+                  "mean over nodes and seeds; bars span the lowest to highest node (configurations are drawn slightly apart along x at each evaluated round). This is neither the own-rollout "
                   "nor the training-batch reward.")
 
 

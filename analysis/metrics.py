@@ -20,8 +20,10 @@ from .runs import nanmean_rows
 PAPER_WINDOW = 100
 NETWORK_METRICS = ("msgs_sent", "msgs_received", "msgs_dropped", "msgs_late", "msgs_rejected", "groups_rejected",
                    "bytes_sent", "bytes_received")
-POOL_METRICS = ("external_used", "shortfall", "external_flat", "pool_size", "pool_eligible")
-TIME_METRICS = ("t_generate", "t_exchange", "t_train", "t_wait", "t_eval")
+POOL_METRICS = ("external_used", "shortfall", "external_flat", "pool_size", "pool_eligible", "external_age_min",
+                "external_age_max", "online")
+TIME_METRICS = ("t_generate", "t_exchange", "t_train", "t_wait", "t_eval")  # the phases of a round
+ROUND_TIME = "t_round"  # wall time of the whole round (newer logs), a straggler's sleep included
 
 
 # ---- array functions ----------------------------------------------------------------------
@@ -111,9 +113,17 @@ def run_metrics(run, window):
             final_ma=float(ma_mean[-1]) if ma_mean.size else float("nan"),
         )
     out["eval"] = eval_curve(run)
-    out["network"] = {m: float(np.mean(run.node_mean[m])) for m in NETWORK_METRICS + POOL_METRICS if m in run.node_mean}
-    out["time"] = {m: float(np.mean(run.node_mean[m])) for m in TIME_METRICS if m in run.node_mean}
+    out["network"] = {m: _mean_over_rounds(run.node_mean[m]) for m in NETWORK_METRICS + POOL_METRICS
+                      if m in run.node_mean}
+    out["time"] = {m: _mean_over_rounds(run.node_mean[m]) for m in TIME_METRICS if m in run.node_mean}
+    if ROUND_TIME in run.node_mean:
+        out["round_time"] = _mean_over_rounds(run.node_mean[ROUND_TIME])
     return out
+
+
+def _mean_over_rounds(x):
+    """Mean over rounds ignoring NaN (external ages are NaN in rounds without external groups)."""
+    return float(nanmean_rows(x, axis=0))
 
 
 def eval_curve(run):
@@ -139,9 +149,12 @@ def config_metrics(config, window):
         out[m] = {}
         for field in ("cumulative", "roughness", "oscillation", "band_width", "peak_ma", "final_ma", "mean_per_round"):
             out[m][field] = spread([p[m][field] for p in per_run])
-    out["network"] = {k: float(np.mean([p["network"][k] for p in per_run if k in p["network"]]))
-                      for k in per_run[0]["network"]}
-    out["time"] = {k: float(np.mean([p["time"][k] for p in per_run if k in p["time"]])) for k in per_run[0]["time"]}
+    for part in ("network", "time"):
+        keys = sorted(set().union(*[p[part] for p in per_run]))
+        out[part] = {k: _mean_over_rounds([p[part].get(k, np.nan) for p in per_run]) for k in keys}
+    times = [p["round_time"] for p in per_run if "round_time" in p]
+    if times:
+        out["round_time"] = float(np.mean(times))
     # evaluation: mean over seeds at each evaluated round (rounds any seed evaluated)
     rounds = sorted(set().union(*[set(p["eval"]["rounds"].tolist()) for p in per_run]))
     table = np.full((len(per_run), len(rounds)), np.nan)

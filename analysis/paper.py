@@ -5,6 +5,7 @@ swarm with G = 4 groups per round compares 2/2 with their 4/4. Only relative cha
 comparable: our model, task difficulty, round count and swarm size differ."""
 
 PAPER_SPLITS = ("8/0", "6/2", "4/4", "2/6")
+PAPER_NODE_ROUNDS = 8 * 2000  # agents x rounds behind each total
 PAPER_TOTALS = {"8/0": 561.79, "6/2": 854.43, "4/4": 1093.31, "2/6": 945.87}
 # as the paper states them (from the totals 4/4 is +94.6%; the paper says +94%)
 PAPER_CHANGES = {"8/0": "baseline", "6/2": "+52%", "4/4": "+94%", "2/6": "+68%"}

@@ -26,8 +26,8 @@ import numpy as np
 from . import figures
 from .errors import AnalysisError
 from .grouping import REPEAT_KEYS, group_runs, varying_keys
-from .metrics import PAPER_WINDOW, change, config_metrics, window_for
-from .paper import PAPER_CHANGES, PAPER_NOTE, PAPER_TOTALS
+from .metrics import PAPER_WINDOW, TIME_METRICS, change, config_metrics, window_for
+from .paper import PAPER_CHANGES, PAPER_NODE_ROUNDS, PAPER_NOTE, PAPER_TOTALS
 from .runs import expand_inputs, load_any
 
 REWARD_TITLES = {"reward_own": "own rollouts (reward_own)",
@@ -71,7 +71,11 @@ def code_commit():
     try:
         out = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                              timeout=10)
-        return out.stdout.strip() if out.returncode == 0 else None
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10)
+        return out.stdout.strip() + (" with local changes" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -130,8 +134,9 @@ def _cum_rows(configs, ms, metric):
         rounds = sorted({r.n_rounds for r in c.runs})
         rows.append([c.label, ", ".join(str(x) for x in c.seeds), f"{c.runs[0].n_nodes} x "
                      + "/".join(str(r) for r in rounds), fmt(s["mean"]), fmt(s["std"]),
-                     f"{fmt(s['min'])} – {fmt(s['max'])}", vs,
-                     p or "–", fmt(PAPER_TOTALS[p]) if p else "–", PAPER_CHANGES[p] if p else "–"])
+                     f"{fmt(s['min'])} – {fmt(s['max'])}", fmt(cm[metric]["mean_per_round"]["mean"], 4), vs,
+                     p or "–", fmt(PAPER_TOTALS[p]) if p else "–",
+                     fmt(PAPER_TOTALS[p] / PAPER_NODE_ROUNDS, 4) if p else "–", PAPER_CHANGES[p] if p else "–"])
     return rows
 
 
@@ -140,9 +145,10 @@ def section_cumulative(configs, ms, figs):
              "Cumulative reward = the sum over nodes and rounds of a node's mean reward in that round. Mean, "
              "sample std (ddof 1; – for one seed) and min – max are over the seeds of a configuration; "
              "\"vs baseline\" compares means with the J = 0, I = G configuration (the paper's 8/0). \"paper split\" "
-             "is the paper's configuration with the same share of external groups J/G."]
-    header = ["configuration", "seeds", "nodes x rounds", "mean", "std", "min – max", "vs baseline",
-              "paper split", "paper total", "paper vs 8/0"]
+             "is the paper's configuration with the same share of external groups J/G; \"per node-round\" is the "
+             "total divided by nodes x rounds (the paper's by 8 x 2000), the mean reward of one node in one round."]
+    header = ["configuration", "seeds", "nodes x rounds", "mean", "std", "min – max", "per node-round",
+              "vs baseline", "paper split", "paper total", "paper per agent-round", "paper vs 8/0"]
     for metric in ("reward_own", "reward_train"):
         lines.append(f"### On {REWARD_TITLES[metric]}\n\n" + table(header, _cum_rows(configs, ms, metric)))
     lines.append(f"Note: {PAPER_NOTE} Whether the paper's reward counts external groups is not stated; genrl logs "
@@ -225,7 +231,11 @@ def section_network(configs, ms, figs):
                 ("bytes_received", "KB received", 1)]
     pool_cols = [("external_used", "external used", 2), ("shortfall", "shortfall", 2),
                  ("external_flat", "external flat", 2), ("pool_size", "pool size", 1),
-                 ("pool_eligible", "pool eligible", 1)]
+                 ("pool_eligible", "pool eligible", 1), ("external_age_min", "age min (rounds)", 2),
+                 ("external_age_max", "age max (rounds)", 2), ("online", "online share", 3)]
+    logged = set().union(*[cm["network"] for cm in ms])
+    net_cols = [c for c in net_cols if c[0] in logged]  # older logs lack the newer columns
+    pool_cols = [c for c in pool_cols if c[0] in logged]
     lines = ["## Network and time",
              "Per node and round, mean over nodes, rounds and seeds (KB = 1000 bytes of encoded messages)."]
     for cols, title in ((net_cols, "Messages"), (pool_cols, "External pool")):
@@ -238,14 +248,16 @@ def section_network(configs, ms, figs):
             rows.append(row)
         lines.append(f"### {title}\n\n" + table(["configuration"] + [n for _, n, _ in cols], rows))
     rows = []
+    wall = any("round_time" in cm for cm in ms)
     for c, cm in zip(configs, ms):
         t = cm["time"]
-        total = sum(t.values())
+        total = sum(v for v in t.values() if np.isfinite(v))
         rows.append([c.label] + [f"{fmt(t.get(m), 3)} ({fmt(100 * t.get(m, 0) / total if total else None, 0)}%)"
-                                 for m in ("t_generate", "t_exchange", "t_train", "t_wait", "t_eval")]
-                    + [fmt(total, 3)])
-    lines.append("### Time split (seconds per round on a node, share of the round)\n\n" +
-                 table(["configuration", "generate", "exchange", "train", "wait", "eval", "total"], rows))
+                                 for m in TIME_METRICS] + [fmt(total, 3)]
+                    + ([fmt(cm.get("round_time"), 3)] if wall else []))
+    lines.append("### Time split (seconds per round on a node, share of the phases' sum)\n\n" +
+                 table(["configuration", "generate", "exchange", "train", "wait", "eval", "sum of phases"]
+                       + (["round (wall, t_round)"] if wall else []), rows))
     lines += [fig_md(f) for f in figs]
     return "\n\n".join(lines)
 
@@ -300,7 +312,7 @@ def build_report(inputs, out_dir, title="sapo runs", window=PAPER_WINDOW, rounds
 
     head = [f"# {title}", ""]
     if command:
-        head.append(f"Made with `{command}` (working directory `{os.getcwd()}`).")
+        head.append(f"Made with (working directory `{os.getcwd()}`):\n\n```sh\n{command}\n```\n")
     commit = code_commit()
     head.append(f"Report written {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')} on "
                 f"{machine()}" + (f", analysis code at commit {commit}" if commit else "") + ".")

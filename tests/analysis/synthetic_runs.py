@@ -48,8 +48,10 @@ def config_text(local, external, seed, rounds, groups=None, extra=None, nodes=No
 
 
 def write_run(path, reward_own, reward_train=None, local=2, external=2, seed=1, groups=None, done=True,
-              expected_rounds=None, eval_rounds=(4, 9), eval_value=None, extra=None, nodes=None, rows=None):
-    """reward_own: (nodes, rounds). rows = {node: n} keeps only the first n rows of that node's file."""
+              expected_rounds=None, eval_rounds=(4, 9), eval_value=None, extra=None, nodes=None, rows=None,
+              more=None):
+    """reward_own: (nodes, rounds). rows = {node: n} keeps only the first n rows of that node's file;
+    more = {dataset: (nodes, rounds) array} adds datasets (columns newer logs have)."""
     reward_own = np.asarray(reward_own, dtype=float)
     n_nodes, n_rounds = reward_own.shape
     reward_train = reward_own + 0.05 if reward_train is None else np.asarray(reward_train, dtype=float)
@@ -89,6 +91,8 @@ def write_run(path, reward_own, reward_train=None, local=2, external=2, seed=1, 
                 else:
                     v = np.zeros(n)
                 f.create_dataset(m, data=v, maxshape=(None,))
+            for m, v in (more or {}).items():
+                f.create_dataset(m, data=np.asarray(v, dtype=float)[k, :n], maxshape=(None,))
             tasks = np.full((n, len(TASKS)), np.nan)
             tasks[:, 0] = 0.5
             tasks[:, 7] = 0.25 * (k % 2)

@@ -47,12 +47,13 @@ def test_report_tables_and_figures(tmp_path):
         assert p in text, f"run directory {p} not listed"
     own = table_rows(text, "### On own rollouts")
     assert [row[0] for row in own] == ["4/0", "2/2"], own
-    # configuration | seeds | nodes x rounds | mean | std | min – max | vs baseline | paper split | total | vs 8/0
-    assert own[0][1:8] == ["1, 2", "3 x 10", "4.50", "2.12", "3.00 – 6.00", "baseline", "8/0"], own[0]
-    assert own[1][1:8] == ["1, 2", "3 x 10", "15.00", "2.12", "13.50 – 16.50", "+233.3%", "4/4"], own[1]
-    assert own[0][8:] == ["561.79", "baseline"] and own[1][8:] == ["1093.31", "+94%"], own
+    # configuration | seeds | nodes x rounds | mean | std | min – max | per node-round | vs baseline |
+    # paper split | paper total | paper per agent-round | paper vs 8/0
+    assert own[0][1:9] == ["1, 2", "3 x 10", "4.50", "2.12", "3.00 – 6.00", "0.1500", "baseline", "8/0"], own[0]
+    assert own[1][1:9] == ["1, 2", "3 x 10", "15.00", "2.12", "13.50 – 16.50", "0.5000", "+233.3%", "4/4"], own[1]
+    assert own[0][9:] == ["561.79", "0.0351", "baseline"] and own[1][9:] == ["1093.31", "0.0683", "+94%"], own
     train = table_rows(text, "### On training batch")
-    assert train[1][3] == "16.50" and train[1][6] == "+175.0%", train  # 16.5 / 6.0 - 1
+    assert train[1][3] == "16.50" and train[1][7] == "+175.0%", train  # 16.5 / 6.0 - 1
     assert "only the relative changes vs 8/0 are comparable" in text
     shape = table_rows(text, "## Curve shape")
     assert shape[1][:4] == ["2/2", "0.1000 ± 0.0000", "0.0000 ± 0.0000", "0.2000 ± 0.0000"], shape
@@ -111,5 +112,24 @@ def test_other_keys_and_heterogeneous_nodes(tmp_path):
     assert labels == ["4/0, net.latency=0", "2/2, net.latency=0", "mixed 2/2x2+4/0x1, net.latency=0",
                       "2/2, net.latency=2"], labels
     # latency does nothing without sharing, so the latency-0 baseline is the latency-2 row's too
-    assert [row[6] for row in own] == ["baseline", "+100.0%", "+300.0%", "+200.0%"], own
-    assert [row[7] for row in own] == ["8/0", "4/4", "–", "4/4"], own  # no paper split for a mixed swarm
+    assert [row[7] for row in own] == ["baseline", "+100.0%", "+300.0%", "+200.0%"], own
+    assert [row[8] for row in own] == ["8/0", "4/4", "–", "4/4"], own  # no paper split for a mixed swarm
+
+
+def test_newer_columns_are_reported(tmp_path):
+    """Logs from later sapo versions add t_round, online and external ages (NaN without external
+    groups); the report shows them, and averages the ages over the rounds that have one."""
+    age = np.full((3, 10), np.nan)
+    age[:, ::2] = 3.0
+    age[0, 1] = 6.0
+    more = {"t_round": np.full((3, 10), 3.5), "online": np.tile([1.0, 1.0, 1.0, 0.0, 1.0], (3, 2)),
+            "external_age_min": age}
+    run = write_run(str(tmp_path / "new"), np.full((3, 10), 0.5), more=more)
+    text = open(build_report([run], str(tmp_path / "out"), log=lambda m: None)).read()
+    pool = table_rows(text, "### External pool")
+    header = text[text.index("### External pool"):].splitlines()[2]
+    assert "age min (rounds)" in header and "online share" in header and "age max" not in header, header
+    # rounds 0,2,4,6,8: node mean 3; round 1: only node 0 has an age, 6; others NaN -> mean over 6 rounds
+    assert pool[0][-2:] == [f"{(5 * 3 + 6) / 6:.2f}", "0.800"], pool
+    time = table_rows(text, "### Time split")
+    assert time[0][-2:] == ["3.000", "3.500"], time  # phases 1 + 2 s; t_round 3.5 s
