@@ -1,6 +1,7 @@
 """Analysis of sapo run directories: tables, figures and the comparison with the SAPO paper.
 
 Modules, one job each:
+  errors     AnalysisError: the one-line message a command prints for bad input
   config     parse the resolved INI text a run stores (config.ini, the HDF5 `config` attribute)
   runs       load a run directory (node_NNNN.h5) or a committed summary (.npz) into one Run
   grouping   group runs into configurations (I/J split and other differing keys), find baselines
