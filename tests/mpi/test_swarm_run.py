@@ -77,3 +77,20 @@ def test_config_mistakes_stop_before_work(tmp_path, args, message):
     lines = [l for l in p.stderr.splitlines() if "config error" in l]
     assert len(lines) == 1 and message in lines[0], p.stderr
     assert not (out / "node_0000.h5").exists(), "a node started work despite the bad config"
+
+
+def test_heterogeneous_swarm(tmp_path, warmup):
+    """[node.K] overrides: node 1 is a wider model from a random init, node 2 answers with
+    fewer completions per question, node 3 asks more questions; everyone still trades."""
+    out = run_swarm(tmp_path, "hetero", ["node.1.model.d_model=48", "node.1.model.n_head=4", "node.1.model.init=",
+                                         "node.2.grpo.completions=2", "node.3.sampling.groups=4",
+                                         "node.3.sampling.local=3", "sampling.filter=none"], warmup)
+    with h5py.File(out / "node_0001.h5", "r", swmr=True) as f:
+        assert int(f.attrs["d_model"]) == 48
+    assert (column(out, 2, "train_rows") == (2 + 1) * 2).all(), "node 2 trains on groups of its own L = 2"
+    # node 3 asks 3 questions of 4 completions, plus one external group of 4, or of 2 from node 2
+    assert np.isin(column(out, 3, "train_rows"), [3 * 4 + 4, 3 * 4 + 2]).all()
+    assert (column(out, 3, "pool_size") == 3 * 2).all() and (column(out, 0, "pool_size") == 2 * 2 + 3).all()
+    for node in range(NP):
+        assert not column(out, node, "groups_rejected").any(), "groups of another size must not be rejected"
+        assert (column(out, node, "external_used") == 1).all()
