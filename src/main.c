@@ -6,6 +6,7 @@
 
 static const SapoCommand COMMANDS[] = {
     {"info", "build facts and every config key with its default and bounds", cmd_info},
+    {"tasks", "ReasoningGYM tasks: list, gen, score, baseline", cmd_tasks},
 };
 static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

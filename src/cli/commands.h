@@ -12,6 +12,7 @@ typedef struct {
 int cmd_info(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
+int cmd_tasks(int argc, char** argv);
 
 /* True when argv holds -h or --help. */
 int cli_wants_help(int argc, char** argv);

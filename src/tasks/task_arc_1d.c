@@ -6,11 +6,11 @@
 
 #include "core/check.h"
 #include "tasks/arc_1d_generators.h"
-#include "tasks/config_json.h"
+#include "tasks/taskcfg.h"
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf.h"
+#include "tasks/textbuf_chars.h"
 
 /* A sub-generator returns None now and then and the package simply draws again; this many
  * Nones in a row means a grid size it can never fill. */
@@ -20,7 +20,7 @@
 #define ARC_MAX_TRAIN 1000
 
 static void arc_grid_text(TextBuf* b, const int* grid, int size) {
-    for (int i = 0; i < size; i++) textbuf_appendf(b, i ? " %d" : "%d", grid[i]);
+    for (int i = 0; i < size; i++) textbuf_printf(b, i ? " %d" : "%d", grid[i]);
 }
 
 static cJSON* arc_grid_json(const int* grid, int size) { return cJSON_CreateIntArray(grid, size); }
@@ -37,10 +37,10 @@ static int arc_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
     const char* t = "arc_1d";
     int64_t min_size, max_size, num_train;
     memset(out, 0, sizeof *out);
-    if (config_json_check_keys(config, t, keys, err, errlen) ||
-        config_json_int(config, t, "min_size", 10, &min_size, err, errlen) ||
-        config_json_int(config, t, "max_size", 30, &max_size, err, errlen) ||
-        config_json_int(config, t, "num_train", 3, &num_train, err, errlen)) {
+    if (taskcfg_check_keys(config, t, keys, err, errlen) ||
+        taskcfg_int(config, t, "min_size", 10, &min_size, err, errlen) ||
+        taskcfg_int(config, t, "max_size", 30, &max_size, err, errlen) ||
+        taskcfg_int(config, t, "num_train", 3, &num_train, err, errlen)) {
         return -1;
     }
     if (min_size < 8) return set_error(err, errlen, "%s config: min_size must be >= 8", t);
@@ -78,12 +78,11 @@ static int arc_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
         }
     }
 
-    TextBuf q;
-    textbuf_init(&q);
+    TextBuf q = {0};
     textbuf_append(&q, "Find the common rule that maps an input grid to an output grid, given the examples below.\n\n");
     for (int p = 0; p < n_pairs - 1; p++) {
         const int* in = grids + (size_t)p * 2 * size;
-        textbuf_appendf(&q, "Example %d:\nInput:  ", p + 1);
+        textbuf_printf(&q, "Example %d:\nInput:  ", p + 1);
         arc_grid_text(&q, in, size);
         textbuf_append(&q, "\nOutput: ");
         arc_grid_text(&q, in + size, size);
@@ -98,8 +97,7 @@ static int arc_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
                    "Input:\n");
     arc_grid_text(&q, test_in, size);
 
-    TextBuf answer;
-    textbuf_init(&answer);
+    TextBuf answer = {0};
     arc_grid_text(&answer, test_out, size);
 
     cJSON* meta = cJSON_CreateObject();

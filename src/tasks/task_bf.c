@@ -8,11 +8,11 @@
 #include "tasks/bf_compile.h"
 #include "tasks/bf_interpreter.h"
 #include "tasks/bf_words.h"
-#include "tasks/config_json.h"
+#include "tasks/taskcfg.h"
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf.h"
+#include "tasks/textbuf_chars.h"
 
 static const char* const BF_PROMPTS[2] = {
     "This is a BF (Brainf*ck) computer program. What is the output?\n\n%s\n\nRespond only with the exact "
@@ -31,7 +31,8 @@ static const char BF_TEMPLATE_CONDITIONAL[] =
     "    while (acc < target) {\n        acc = acc + x;\n        if (acc > %lld) {\n"
     "            acc = acc + y;\n        }\n    }\n    printint(acc);\n}\n";
 
-/* Far more than any terminating program of the three templates takes (a few million). */
+/* Far more than any terminating program of the three templates takes (29 million at most
+ * in tests/unit/test_bf_templates.c). */
 #define BF_MAX_STEPS 200000000ull
 
 static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskItem* out, char* err,
@@ -39,30 +40,28 @@ static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
     static const char* const keys[] = {"difficulty", NULL};
     int64_t difficulty;
     memset(out, 0, sizeof *out);
-    if (config_json_check_keys(config, "bf", keys, err, errlen)) return -1;
-    if (config_json_int(config, "bf", "difficulty", 1, &difficulty, err, errlen)) return -1;
+    if (taskcfg_check_keys(config, "bf", keys, err, errlen)) return -1;
+    if (taskcfg_int(config, "bf", "difficulty", 1, &difficulty, err, errlen)) return -1;
     if (difficulty < 1 || difficulty > 3) {
         return set_error(err, errlen, "bf config key 'difficulty': %lld, expected 1, 2 or 3", (long long)difficulty);
     }
 
     PyRandom rng;
     pyrandom_seed(&rng, seed + index);
-    TextBuf bfit, program;
-    textbuf_init(&bfit);
-    textbuf_init(&program);
+    TextBuf bfit = {0}, program = {0};
     if (difficulty == 1) {
         size_t w = pyrandom_choice_index(&rng, (size_t)BF_WORD_COUNT);
         char word[6];
         memcpy(word, BF_WORDS + 5 * w, 5);
         word[5] = 0;
-        textbuf_appendf(&bfit, BF_TEMPLATE_PRINT, word);
+        textbuf_printf(&bfit, BF_TEMPLATE_PRINT, word);
         bf_compile_print_word(&program, word, 5);
     } else if (difficulty == 2) {
         int64_t x = pyrandom_randint(&rng, 1, 4);
         int64_t y = pyrandom_randint(&rng, 1, 5);
         int64_t k = pyrandom_randint(&rng, 1, 9);
         int64_t target = x * y * k + pyrandom_randint(&rng, 1, 9);
-        textbuf_appendf(&bfit, BF_TEMPLATE_SUM, (long long)target, (long long)x, (long long)y);
+        textbuf_printf(&bfit, BF_TEMPLATE_SUM, (long long)target, (long long)x, (long long)y);
         bf_compile_sum_loop(&program, target, x, y);
     } else {
         int64_t x = pyrandom_randint(&rng, 1, 7);
@@ -71,7 +70,7 @@ static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
         int64_t m = pyrandom_randint(&rng, 1, 9);
         int64_t target = x * y * k + m + 50;
         int64_t conditional = target - pyrandom_randint(&rng, 1, 40);
-        textbuf_appendf(&bfit, BF_TEMPLATE_CONDITIONAL, (long long)target, (long long)x, (long long)y,
+        textbuf_printf(&bfit, BF_TEMPLATE_CONDITIONAL, (long long)target, (long long)x, (long long)y,
                         (long long)conditional);
         bf_compile_conditional_loop(&program, target, x, y, conditional);
         if (!bf_loop_result(target, x, y, conditional, 1, NULL)) {
@@ -85,8 +84,7 @@ static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
         }
     }
 
-    TextBuf result;
-    textbuf_init(&result);
+    TextBuf result = {0};
     if (bf_interpret(program.data, BF_MAX_STEPS, &result, NULL, err, errlen)) {
         textbuf_free(&bfit);
         textbuf_free(&program);
@@ -94,9 +92,8 @@ static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
         return -1;
     }
 
-    TextBuf question;
-    textbuf_init(&question);
-    textbuf_appendf(&question, BF_PROMPTS[pyrandom_choice_index(&rng, 2)], program.data);
+    TextBuf question = {0};
+    textbuf_printf(&question, BF_PROMPTS[pyrandom_choice_index(&rng, 2)], program.data);
 
     cJSON* meta = cJSON_CreateObject();
     cJSON_AddStringToObject(meta, "source_dataset", "bf");

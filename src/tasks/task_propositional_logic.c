@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "tasks/config_json.h"
+#include "tasks/taskcfg.h"
 #include "tasks/logic_formula.h"
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf.h"
+#include "tasks/textbuf_chars.h"
 
 static const char PL_QUESTION_HEAD[] =
     "The following question is a propositional logic reasoning question.\n\n"
@@ -41,13 +41,13 @@ static int pl_read_config(const cJSON* config, PlConfig* c, char* err, size_t er
     static const char* const keys[] = {"min_vars", "max_vars", "min_statements", "max_statements",
                                        "min_complexity", "max_complexity", NULL};
     const char* t = "propositional_logic";
-    if (config_json_check_keys(config, t, keys, err, errlen) ||
-        config_json_int(config, t, "min_vars", 2, &c->min_vars, err, errlen) ||
-        config_json_int(config, t, "max_vars", 4, &c->max_vars, err, errlen) ||
-        config_json_int(config, t, "min_statements", 2, &c->min_statements, err, errlen) ||
-        config_json_int(config, t, "max_statements", 4, &c->max_statements, err, errlen) ||
-        config_json_int(config, t, "min_complexity", 1, &c->min_complexity, err, errlen) ||
-        config_json_int(config, t, "max_complexity", 3, &c->max_complexity, err, errlen)) {
+    if (taskcfg_check_keys(config, t, keys, err, errlen) ||
+        taskcfg_int(config, t, "min_vars", 2, &c->min_vars, err, errlen) ||
+        taskcfg_int(config, t, "max_vars", 4, &c->max_vars, err, errlen) ||
+        taskcfg_int(config, t, "min_statements", 2, &c->min_statements, err, errlen) ||
+        taskcfg_int(config, t, "max_statements", 4, &c->max_statements, err, errlen) ||
+        taskcfg_int(config, t, "min_complexity", 1, &c->min_complexity, err, errlen) ||
+        taskcfg_int(config, t, "max_complexity", 3, &c->max_complexity, err, errlen)) {
         return -1;
     }
     /* The package's validate() assertions. */
@@ -128,8 +128,7 @@ static int pl_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
     }
     if (conclusion < 0) conclusion = lf_var(&f, &var_cps[0], 1);
 
-    TextBuf q, s;
-    textbuf_init(&q);
+    TextBuf q = {0}, s;
     textbuf_append(&q, PL_QUESTION_HEAD);
     textbuf_append(&q, "Given:\n");
     cJSON* meta = cJSON_CreateObject();
@@ -137,23 +136,23 @@ static int pl_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
     cJSON_AddNumberToObject(meta, "source_index", (double)index);
     cJSON* prem_json = cJSON_AddArrayToObject(meta, "premises");
     for (int i = 0; i < n_statements; i++) {
-        textbuf_init(&s);
+        s = (TextBuf){0};
         lf_format(&f, premises[i], &s);
         /* The package's own format: "{i}. {premise}\n." */
-        textbuf_appendf(&q, "%d. %s\n.", i + 1, s.data);
+        textbuf_printf(&q, "%d. %s\n.", i + 1, s.data);
         cJSON_AddItemToArray(prem_json, cJSON_CreateString(s.data));
         textbuf_free(&s);
     }
     textbuf_append(&q, "What can we conclude from the above statements?");
     cJSON* vars_json = cJSON_AddArrayToObject(meta, "variables");
     for (int i = 0; i < n_vars; i++) {
-        textbuf_init(&s);
+        s = (TextBuf){0};
         textbuf_append_codepoint(&s, var_cps[i]);
         cJSON_AddItemToArray(vars_json, cJSON_CreateString(s.data));
         textbuf_free(&s);
     }
     cJSON_AddNumberToObject(meta, "complexity", lf_count_nodes(&f, conclusion));
-    textbuf_init(&s);
+    s = (TextBuf){0};
     lf_format(&f, conclusion, &s);
     cJSON_AddStringToObject(meta, "example_answer", s.data);
     textbuf_free(&s);

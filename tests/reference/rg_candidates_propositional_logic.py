@@ -1,8 +1,9 @@
 """Candidate answers for a propositional_logic entry (the package scores by truth table):
 the example conclusion and rewritings of it, the premises and their conjunction (valid),
 tautologies and bare variables (trivial), negations (usually invalid), foreign variable
-names, unicode whitespace, and malformed formulas of many kinds (shallow enough that the
-package's recursive parser does not hit Python's recursion limit under pytest)."""
+names, unicode whitespace, and malformed formulas of many kinds. Nesting stays shallow: the
+package's parser rescans the text in every recursive call (slow in Python for deep input)
+and hits Python's recursion limit near depth 1000; test_tasks_b.py checks deep input."""
 
 
 def candidates(entry):
@@ -61,9 +62,9 @@ def candidates(entry):
         p + " & " + q,
         p + " -> " + q,
         "¬(" + p + " → " + q + ") ↔ (" + q + " ∨ ¬" + p + ")",
-        "(" * 200 + p + " ∨ ¬" + p + ")" * 200,
-        "¬" * 301 + p,
-        " ∧ ".join([p, q] * 60),
+        "(" * 40 + p + " ∨ ¬" + p + ")" * 40,
+        "¬" * 31 + p,
+        " ∧ ".join([p, q] * 12),
         "<answer>" + example + "</answer>",
         "\U0001f600",
         "P\u2227Q\u2228R\u2192S\u2194T",

@@ -16,9 +16,7 @@ static int failures = 0;
 static uint64_t max_steps_seen = 0;
 
 static void check(int difficulty, int64_t target, int64_t x, int64_t y, int64_t cond) {
-    TextBuf prog, out;
-    textbuf_init(&prog);
-    textbuf_init(&out);
+    TextBuf prog = {0}, out = {0};
     if (difficulty == 2) bf_compile_sum_loop(&prog, target, x, y);
     else bf_compile_conditional_loop(&prog, target, x, y, cond);
     int acc = -1;
@@ -28,7 +26,7 @@ static void check(int difficulty, int64_t target, int64_t x, int64_t y, int64_t 
     int rc = bf_interpret(prog.data, LIMIT_INFINITE, &out, &steps, err, sizeof err);
     char want[16];
     snprintf(want, sizeof want, "%d", acc);
-    if (ends && (rc != 0 || strcmp(out.data, want))) {
+    if (ends && (rc != 0 || strcmp(out.data ? out.data : "", want))) {
         fprintf(stderr, "FAIL d%d target=%lld x=%lld y=%lld cond=%lld: model %s, bf rc=%d out='%s' (%s)\n",
                 difficulty, (long long)target, (long long)x, (long long)y, (long long)cond, want, rc, out.data, err);
         failures++;

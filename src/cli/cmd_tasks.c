@@ -1,0 +1,521 @@
+/* `sapo tasks`: list the ReasoningGYM task ports and presets, generate entries as
+ * reasoning_gym would, score JSONL entries from any source with the C verifiers, and measure
+ * trivial policies. Entries are JSON lines {"question", "answer", "metadata"}. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "tasks/answer.h"
+#include "tasks/registry.h"
+#include "tasks/task_common.h"
+
+#define ERRLEN 512
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static int parse_i64(const char* s, int64_t* out) {
+    if (!s || !*s) return -1;
+    errno = 0;
+    char* end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+/* "name1, name2, ..." of the registered tasks, for error messages. */
+static void known_tasks(char* buf, size_t n) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < task_count() && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", task_at(i)->name);
+    if (task_count() == 0) snprintf(buf, n, "none in this build");
+}
+
+/* The spec for a name, or NULL with a message that tells unknown from not-yet-ported. */
+static const TaskSpec* lookup_task(const char* name, char* err, size_t errlen) {
+    const TaskSpec* spec = task_find(name);
+    if (spec) return spec;
+    char known[512];
+    known_tasks(known, sizeof known);
+    if (task_id(name) >= 0)
+        set_error(err, errlen, "task '%s' is not ported in this build (available: %s)", name, known);
+    else
+        set_error(err, errlen, "unknown task '%s' (expected one of: %s)", name, known);
+    return NULL;
+}
+
+static void print_json_line(FILE* out, const cJSON* obj) {
+    char* text = cJSON_PrintUnformatted(obj);
+    if (!text) sapo_die("out of memory printing JSON");
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+}
+
+/* ---- sapo tasks list ----------------------------------------------------------------- */
+
+static int tasks_list(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        printf("usage: sapo tasks list [--json]\n"
+               "Lists the ported tasks with their swarm id and each preset's reasoning_gym config.\n"
+               "--json prints one JSON object {\"tasks\": [{\"id\", \"name\", \"presets\": {...}}],\n"
+               "\"presets\": [...]} for programs.\n");
+        return 0;
+    }
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else {
+            fprintf(stderr, "sapo tasks list: unknown argument '%s' (expected --json)\n", argv[i]);
+            return 2;
+        }
+    }
+    if (json) {
+        cJSON* root = cJSON_CreateObject();
+        cJSON* presets = cJSON_AddArrayToObject(root, "presets");
+        for (int p = 0; p < task_preset_count(); p++) cJSON_AddItemToArray(presets, cJSON_CreateString(task_preset_name(p)));
+        cJSON* tasks = cJSON_AddArrayToObject(root, "tasks");
+        for (int i = 0; i < task_count(); i++) {
+            const TaskSpec* spec = task_at(i);
+            cJSON* t = cJSON_CreateObject();
+            cJSON_AddNumberToObject(t, "id", task_id(spec->name));
+            cJSON_AddStringToObject(t, "name", spec->name);
+            cJSON* cfgs = cJSON_AddObjectToObject(t, "presets");
+            for (int p = 0; p < task_preset_count(); p++) {
+                const char* text = task_preset_config(spec, task_preset_name(p));
+                cJSON* cfg = text ? cJSON_Parse(text) : NULL;
+                cJSON_AddItemToObject(cfgs, task_preset_name(p), cfg ? cfg : cJSON_CreateNull());
+            }
+            cJSON_AddItemToArray(tasks, t);
+        }
+        cJSON* missing = cJSON_AddArrayToObject(root, "not_ported");
+        for (int id = 0; id < TASK_N_IDS; id++)
+            if (!task_by_id(id)) cJSON_AddItemToArray(missing, cJSON_CreateString(task_id_name(id)));
+        print_json_line(stdout, root);
+        cJSON_Delete(root);
+        return 0;
+    }
+    printf("# ReasoningGYM task ports (id = task id in swarm messages); presets: ");
+    for (int p = 0; p < task_preset_count(); p++) printf("%s%s", p ? ", " : "", task_preset_name(p));
+    printf("\n# %-3s %-24s %-6s %s\n", "id", "task", "preset", "config (reasoning_gym keys)");
+    for (int i = 0; i < task_count(); i++) {
+        const TaskSpec* spec = task_at(i);
+        for (int p = 0; p < task_preset_count(); p++) {
+            const char* text = task_preset_config(spec, task_preset_name(p));
+            printf("  %-3d %-24s %-6s %s\n", task_id(spec->name), spec->name, task_preset_name(p),
+                   text ? text : "(none)");
+        }
+    }
+    for (int id = 0; id < TASK_N_IDS; id++)
+        if (!task_by_id(id)) printf("# not ported in this build: id %d %s\n", id, task_id_name(id));
+    return 0;
+}
+
+/* ---- sapo tasks gen ------------------------------------------------------------------ */
+
+static int tasks_gen(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        printf("usage: sapo tasks gen TASK [--preset P] [--seed S] [--count N] [--start I] [--config JSON]\n"
+               "Writes N entries as JSON lines {\"question\", \"answer\", \"metadata\"}: entry i (I <= i < I+N)\n"
+               "is reasoning_gym.create_dataset(TASK, seed=S, **config)[i], made with Python's\n"
+               "random.Random(S + i). \"answer\" is null where the package stores None.\n"
+               "  --preset P    paper (default), small or tiny\n"
+               "  --seed S      dataset seed (default 0)\n"
+               "  --count N     number of entries (default 10)\n"
+               "  --start I     first index (default 0)\n"
+               "  --config JSON object of reasoning_gym config keys laid over the preset\n");
+        return 0;
+    }
+    const char* task = NULL;
+    const char* preset = "paper";
+    const char* config_text = NULL;
+    int64_t seed = 0, count = 10, start = 0;
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--preset") && has_value) preset = argv[++i];
+        else if (!strcmp(a, "--config") && has_value) config_text = argv[++i];
+        else if ((!strcmp(a, "--seed") || !strcmp(a, "--count") || !strcmp(a, "--start")) && has_value) {
+            int64_t v;
+            if (parse_i64(argv[++i], &v) != 0) {
+                fprintf(stderr, "sapo tasks gen: %s '%s' is not an integer\n", a, argv[i]);
+                return 2;
+            }
+            if (!strcmp(a, "--seed")) seed = v;
+            else if (!strcmp(a, "--count")) count = v;
+            else start = v;
+        } else if (a[0] == '-' && a[1] != '\0' && (a[1] < '0' || a[1] > '9')) {
+            fprintf(stderr, "sapo tasks gen: unknown option '%s' or missing value (see --help)\n", a);
+            return 2;
+        } else if (!task) task = a;
+        else {
+            fprintf(stderr, "sapo tasks gen: unexpected argument '%s' (one TASK only)\n", a);
+            return 2;
+        }
+    }
+    char err[ERRLEN];
+    if (!task) {
+        known_tasks(err, sizeof err);
+        fprintf(stderr, "sapo tasks gen: missing TASK (one of: %s)\n", err);
+        return 2;
+    }
+    if (count < 0 || start < 0) {
+        fprintf(stderr, "sapo tasks gen: --count and --start must be >= 0\n");
+        return 2;
+    }
+    /* reasoning_gym seeds item i with seed + i; keep that sum inside int64. */
+    if (start > INT64_MAX - count || (seed > 0 && start + count > INT64_MAX - seed)) {
+        fprintf(stderr, "sapo tasks gen: seed + start + count overflows a 64-bit integer\n");
+        return 2;
+    }
+    const TaskSpec* spec = lookup_task(task, err, sizeof err);
+    if (!spec) {
+        fprintf(stderr, "sapo tasks gen: %s\n", err);
+        return 2;
+    }
+    cJSON* overrides = NULL;
+    if (config_text) {
+        overrides = cJSON_Parse(config_text);
+        if (!cJSON_IsObject(overrides)) {
+            fprintf(stderr, "sapo tasks gen: --config must be a JSON object, got: %s\n", config_text);
+            cJSON_Delete(overrides);
+            return 2;
+        }
+    }
+    cJSON* cfg = task_config_build(spec, preset, overrides, err, sizeof err);
+    cJSON_Delete(overrides);
+    if (!cfg) {
+        fprintf(stderr, "sapo tasks gen: %s\n", err);
+        return 2;
+    }
+    int rc = 0;
+    for (int64_t i = start; i < start + count; i++) {
+        cJSON* entry = task_generate_entry(spec, cfg, seed, i, err, sizeof err);
+        if (!entry) {
+            fprintf(stderr, "sapo tasks gen: %s\n", err);
+            rc = 1;
+            break;
+        }
+        print_json_line(stdout, entry);
+        cJSON_Delete(entry);
+    }
+    cJSON_Delete(cfg);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "sapo tasks gen: write error on stdout\n");
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- sapo tasks score ---------------------------------------------------------------- */
+
+/* Scores one parsed line; returns 0 with *score set, or -1 with the reason in err. */
+static int score_line(const cJSON* line, double* score, char* err, size_t errlen) {
+    if (!cJSON_IsObject(line)) return set_error(err, errlen, "expected a JSON object, got another JSON value");
+    const cJSON* entry = cJSON_GetObjectItemCaseSensitive(line, "entry");
+    if (!entry) return set_error(err, errlen, "missing field \"entry\" (an object {\"question\", \"answer\", \"metadata\"})");
+    if (!cJSON_IsObject(entry)) return set_error(err, errlen, "field \"entry\" must be an object {\"question\", \"answer\", \"metadata\"}");
+    const cJSON* oracle = cJSON_GetObjectItemCaseSensitive(entry, "answer");
+    if (!oracle) return set_error(err, errlen, "missing field \"entry.answer\" (a string, or null where reasoning_gym has None)");
+    if (!cJSON_IsString(oracle) && !cJSON_IsNull(oracle))
+        return set_error(err, errlen, "field \"entry.answer\" must be a string or null");
+    const cJSON* metadata = cJSON_GetObjectItemCaseSensitive(entry, "metadata");
+    if (!metadata) return set_error(err, errlen, "missing field \"entry.metadata\" (an object)");
+    if (!cJSON_IsObject(metadata)) return set_error(err, errlen, "field \"entry.metadata\" must be an object");
+
+    const cJSON* task = cJSON_GetObjectItemCaseSensitive(line, "task");
+    const char* name = NULL;
+    if (task) {
+        if (!cJSON_IsString(task)) return set_error(err, errlen, "field \"task\" must be a string (a task name)");
+        name = task->valuestring;
+    } else {
+        const cJSON* src = cJSON_GetObjectItemCaseSensitive(metadata, "source_dataset");
+        if (!cJSON_IsString(src))
+            return set_error(err, errlen, "missing field \"task\" (and no entry.metadata.source_dataset to fall back on)");
+        name = src->valuestring;
+    }
+    const TaskSpec* spec = lookup_task(name, err, errlen);
+    if (!spec) return -1;
+
+    const cJSON* completion = cJSON_GetObjectItemCaseSensitive(line, "completion");
+    const cJSON* answer = cJSON_GetObjectItemCaseSensitive(line, "answer");
+    if (completion && answer)
+        return set_error(err, errlen, "give either \"completion\" (text to extract the answer from) or \"answer\", not both");
+    if (completion) {
+        if (!cJSON_IsString(completion)) return set_error(err, errlen, "field \"completion\" must be a string");
+        *score = task_reward(spec, completion->valuestring, entry);
+        return 0;
+    }
+    if (answer) {
+        if (!cJSON_IsString(answer) && !cJSON_IsNull(answer))
+            return set_error(err, errlen, "field \"answer\" must be a string or null");
+        *score = spec->score(cJSON_IsString(answer) ? answer->valuestring : NULL, entry);
+        return 0;
+    }
+    return set_error(err, errlen, "missing field \"completion\" or \"answer\" (what to score)");
+}
+
+static int blank(const char* s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
+    return 1;
+}
+
+static int tasks_score(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        printf("usage: sapo tasks score [FILE|-]\n"
+               "Reads JSON lines (FILE, or stdin when absent or -), each\n"
+               "  {\"task\": NAME, \"entry\": {\"question\", \"answer\", \"metadata\"}, \"completion\": TEXT}\n"
+               "or the same with \"answer\": TEXT|null in place of \"completion\". A completion is reduced to\n"
+               "its last <answer>...</answer> (stripped) as rl-swarm does and scored; no answer scores 0.\n"
+               "With \"answer\" the verifier scores that text directly (null is Python None).\n"
+               "\"task\" may be left out when entry.metadata.source_dataset names the task.\n"
+               "Writes one JSON line per non-blank input line: {\"line\": N, \"score\": X} (X printed with\n"
+               "17 significant digits) or {\"line\": N, \"error\": WHY}. Every good line is scored; the exit\n"
+               "status is 1 when any line had an error (each also reported on stderr), else 0.\n");
+        return 0;
+    }
+    const char* path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "sapo tasks score: unknown option '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
+        if (path) {
+            fprintf(stderr, "sapo tasks score: one input FILE only (got '%s' and '%s')\n", path, argv[i]);
+            return 2;
+        }
+        path = argv[i];
+    }
+    FILE* in = stdin;
+    const char* label = "<stdin>";
+    if (path && strcmp(path, "-") != 0) {
+        in = fopen(path, "rb");
+        if (!in) {
+            fprintf(stderr, "sapo tasks score: cannot open '%s': %s\n", path, strerror(errno));
+            return 2;
+        }
+        label = path;
+    }
+    char* buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    long long lineno = 0, n_err = 0, n_ok = 0;
+    char err[ERRLEN];
+    while ((got = getline(&buf, &cap, in)) != -1) {
+        lineno++;
+        size_t n = (size_t)got;
+        if (blank(buf, n)) continue;
+        const char* parse_end = NULL;
+        cJSON* obj = cJSON_ParseWithLengthOpts(buf, n, &parse_end, 0);
+        double score = 0.0;
+        int rc;
+        if (!obj) {
+            size_t col = parse_end && parse_end >= buf ? (size_t)(parse_end - buf) + 1 : 1;
+            rc = set_error(err, sizeof err, "not valid JSON (parse stopped at column %zu)", col);
+        } else if (parse_end && !blank(parse_end, n - (size_t)(parse_end - buf))) {
+            rc = set_error(err, sizeof err, "text after the JSON value at column %zu", (size_t)(parse_end - buf) + 1);
+        } else {
+            rc = score_line(obj, &score, err, sizeof err);
+        }
+        cJSON_Delete(obj);
+        if (rc == 0 && !isfinite(score)) rc = set_error(err, sizeof err, "verifier returned a non-finite score");
+        if (rc == 0) {
+            printf("{\"line\":%lld,\"score\":%.17g}\n", lineno, score);
+            n_ok++;
+        } else {
+            cJSON* e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "line", (double)lineno);
+            cJSON_AddStringToObject(e, "error", err);
+            print_json_line(stdout, e);
+            cJSON_Delete(e);
+            fprintf(stderr, "sapo tasks score: %s:%lld: %s\n", label, lineno, err);
+            n_err++;
+        }
+    }
+    int read_failed = ferror(in);
+    free(buf);
+    if (in != stdin) fclose(in);
+    if (read_failed) {
+        fprintf(stderr, "sapo tasks score: read error on %s after line %lld\n", label, lineno);
+        return 1;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "sapo tasks score: write error on stdout\n");
+        return 1;
+    }
+    if (n_err) {
+        fprintf(stderr, "sapo tasks score: %lld of %lld lines had errors (%lld scored)\n", n_err, n_err + n_ok, n_ok);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- sapo tasks baseline ------------------------------------------------------------- */
+
+typedef enum { POL_NONE, POL_CONST, POL_COPY, POL_LAST_TOKEN, POL_ORACLE } PolicyKind;
+typedef struct {
+    const char* label;
+    PolicyKind kind;
+    const char* text; /* POL_CONST */
+} Policy;
+
+static const Policy POLICIES[] = {
+    {"no answer tag", POL_NONE, NULL},
+    {"\"\"", POL_CONST, ""},
+    {"\"0\"", POL_CONST, "0"},
+    {"\"1\"", POL_CONST, "1"},
+    {"\"True\"", POL_CONST, "True"},
+    {"\"False\"", POL_CONST, "False"},
+    {"copy question", POL_COPY, NULL},
+    {"last token", POL_LAST_TOKEN, NULL},
+    {"oracle", POL_ORACLE, NULL},
+};
+#define N_POLICIES ((int)(sizeof POLICIES / sizeof POLICIES[0]))
+
+/* The answer a policy gives for an entry: NULL means no extractable answer (None). Returns a
+ * heap string or NULL. */
+static char* policy_answer(const Policy* p, const cJSON* entry) {
+    const char* q = task_entry_question(entry);
+    const char* a = task_entry_answer(entry);
+    switch (p->kind) {
+    case POL_NONE: return NULL;
+    case POL_CONST: return strdup(p->text);
+    case POL_COPY: return q ? strdup(q) : NULL;
+    case POL_ORACLE: {
+        /* propositional_logic stores None; its metadata carries one valid conclusion. */
+        if (a) return strdup(a);
+        const cJSON* md = task_entry_metadata(entry);
+        const cJSON* ex = md ? cJSON_GetObjectItemCaseSensitive(md, "example_answer") : NULL;
+        return cJSON_IsString(ex) ? strdup(ex->valuestring) : NULL;
+    }
+    case POL_LAST_TOKEN: {
+        if (!q) return NULL;
+        size_t end = strlen(q);
+        while (end > 0 && (q[end - 1] == ' ' || q[end - 1] == '\n' || q[end - 1] == '\t' || q[end - 1] == '\r')) end--;
+        size_t begin = end;
+        while (begin > 0 && q[begin - 1] != ' ' && q[begin - 1] != '\n' && q[begin - 1] != '\t' && q[begin - 1] != '\r')
+            begin--;
+        return strndup(q + begin, end - begin);
+    }
+    }
+    return NULL;
+}
+
+static int tasks_baseline(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        printf("usage: sapo tasks baseline [--preset P] [--count N] [--seed S]\n"
+               "Mean verifier score of trivial policies on N entries per task (seed S, preset P; defaults\n"
+               "paper, 200, 0), as a markdown table. Each policy's text is the extracted answer, i.e. the\n"
+               "completion \"<answer>TEXT</answer>\"; \"no answer tag\" is a completion with none (reward 0).\n"
+               "\"copy question\" answers with the whole question, \"last token\" with its last\n"
+               "whitespace-separated token, \"oracle\" with the stored answer, or metadata.example_answer\n"
+               "where the package stores None (a sanity check; below 1 only where the package's own\n"
+               "oracle scores below 1, e.g. base_conversion's empty answer for the value 0).\n");
+        return 0;
+    }
+    const char* preset = "paper";
+    int64_t count = 200, seed = 0;
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        if (!strcmp(a, "--preset") && i + 1 < argc) preset = argv[++i];
+        else if ((!strcmp(a, "--count") || !strcmp(a, "--seed")) && i + 1 < argc) {
+            int64_t v;
+            if (parse_i64(argv[++i], &v) != 0) {
+                fprintf(stderr, "sapo tasks baseline: %s '%s' is not an integer\n", a, argv[i]);
+                return 2;
+            }
+            if (!strcmp(a, "--count")) count = v;
+            else seed = v;
+        } else {
+            fprintf(stderr, "sapo tasks baseline: unknown argument '%s' or missing value (see --help)\n", a);
+            return 2;
+        }
+    }
+    if (!task_preset_known(preset)) {
+        fprintf(stderr, "sapo tasks baseline: unknown preset '%s' (expected paper, small or tiny)\n", preset);
+        return 2;
+    }
+    if (count < 1 || count > 1000000 || seed < 0 || seed > INT64_MAX - count) {
+        fprintf(stderr, "sapo tasks baseline: need 1 <= --count <= 1000000 and 0 <= --seed (seed + count in int64)\n");
+        return 2;
+    }
+    printf("<!-- sapo tasks baseline --preset %s --count %lld --seed %lld -->\n", preset, (long long)count,
+           (long long)seed);
+    printf("| task |");
+    for (int p = 0; p < N_POLICIES; p++) printf(" %s |", POLICIES[p].label);
+    printf("\n|---|");
+    for (int p = 0; p < N_POLICIES; p++) printf("---:|");
+    printf("\n");
+    int rc = 0;
+    char err[ERRLEN];
+    for (int t = 0; t < task_count(); t++) {
+        const TaskSpec* spec = task_at(t);
+        cJSON* cfg = task_config_build(spec, preset, NULL, err, sizeof err);
+        if (!cfg) {
+            fprintf(stderr, "sapo tasks baseline: %s\n", err);
+            rc = 1;
+            continue;
+        }
+        double sum[N_POLICIES] = {0};
+        int64_t n = 0;
+        for (int64_t i = 0; i < count; i++) {
+            cJSON* entry = task_generate_entry(spec, cfg, seed, i, err, sizeof err);
+            if (!entry) {
+                fprintf(stderr, "sapo tasks baseline: %s\n", err);
+                rc = 1;
+                break;
+            }
+            for (int p = 0; p < N_POLICIES; p++) {
+                char* ans = policy_answer(&POLICIES[p], entry);
+                sum[p] += ans ? spec->score(ans, entry) : 0.0; /* no answer: reward 0 */
+                free(ans);
+            }
+            n++;
+            cJSON_Delete(entry);
+        }
+        cJSON_Delete(cfg);
+        printf("| %s |", spec->name);
+        for (int p = 0; p < N_POLICIES; p++) printf(" %.4f |", n ? sum[p] / (double)n : 0.0);
+        printf("\n");
+    }
+    return rc;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+static void tasks_usage(FILE* out) {
+    fprintf(out, "usage: sapo tasks list|gen|score|baseline [ARGS...]\n"
+                 "The nine ReasoningGYM tasks (generators and verifiers matching reasoning_gym 0.1.25).\n"
+                 "  list       tasks, their swarm ids and each preset's config\n"
+                 "  gen        entries {question, answer, metadata} as JSON lines\n"
+                 "  score      score JSON lines {task, entry, completion|answer} with the C verifiers\n"
+                 "  baseline   mean score of trivial policies per task, as a markdown table\n"
+                 "`sapo tasks SUBCOMMAND --help` tells more about each.\n");
+}
+
+int cmd_tasks(int argc, char** argv) {
+    if (argc < 2) {
+        tasks_usage(stderr);
+        return 2;
+    }
+    const char* sub = argv[1];
+    if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
+        tasks_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(sub, "list")) return tasks_list(argc - 1, argv + 1);
+    if (!strcmp(sub, "gen")) return tasks_gen(argc - 1, argv + 1);
+    if (!strcmp(sub, "score")) return tasks_score(argc - 1, argv + 1);
+    if (!strcmp(sub, "baseline")) return tasks_baseline(argc - 1, argv + 1);
+    fprintf(stderr, "sapo tasks: unknown subcommand '%s' (expected list, gen, score or baseline)\n", sub);
+    return 2;
+}
