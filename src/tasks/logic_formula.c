@@ -62,11 +62,13 @@ static int lf_var_id(LogicForm* f, const uint32_t* cps, size_t n) {
         h = (h + 1) & mask;
     }
     int id = f->n_vars;
-    int cap = f->cap_vars;
-    f->name_off = lf_grow(f->name_off, sizeof *f->name_off, &cap, id + 1);
-    cap = f->cap_vars;
-    f->name_len = lf_grow(f->name_len, sizeof *f->name_len, &cap, id + 1);
-    f->cap_vars = cap;
+    if (id + 1 > f->cap_vars) { /* both name arrays share one capacity */
+        int cap = f->cap_vars;
+        f->name_off = lf_grow(f->name_off, sizeof *f->name_off, &cap, id + 1);
+        cap = f->cap_vars;
+        f->name_len = lf_grow(f->name_len, sizeof *f->name_len, &cap, id + 1);
+        f->cap_vars = cap;
+    }
     if (f->pool_len + n > f->pool_cap) {
         size_t c = f->pool_cap ? f->pool_cap : 256;
         while (c < f->pool_len + n) c *= 2;
