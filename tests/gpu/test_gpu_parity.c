@@ -10,8 +10,9 @@
  * the device's expf/logf): logits and log-probs 1e-4 absolute; each gradient tensor
  * max|gpu - cpu| <= 1e-3 x max|cpu| + 1e-7; gradient norm 1e-4 relative; after 10 AdamW
  * steps at lr 1e-3 the mean parameter difference <= 1e-6 and the largest <= 2e-4 (a fifth of
- * one step: an element whose gradient is ~0 may take a step of different size), log-probs
- * 1e-3. Every max difference is printed.
+ * one step) over elements whose gradient is >= 1e-6 (exactly-zero gradients, the key biases,
+ * are rounding noise that Adam amplifies differently on each side: see the comment there),
+ * log-probs 1e-3. Every max difference is printed.
  * Built twice: as gpu/test_gpu_parity against the real backend (exit 77, skipped, without a
  * GPU), and as unit/test_gpu_parity_emu against the CPU emulation of the same CUDA sources
  * (kernels/emu), which runs everywhere. SAPO_CUDA_TF32=1 relaxes nothing: expect failures. */
@@ -173,11 +174,41 @@ static void test_training(const ModelBackend* be) {
                norms[1]);
     }
     gpu->backend->download(gpu);
-    double mean_d;
-    double d_params = max_abs_diff(cpu->params_memory, gpu->params_memory, cpu->num_params, &mean_d);
+    /* Elements whose gradient is zero in exact arithmetic (the key biases: softmax ignores a
+     * constant added to a row of scores) get rounding noise of ~1e-10 as gradient, which
+     * Adam scales up to a step of up to lr * noise / (noise + eps) on each side, differently
+     * on each side: they are held only to the mean and to the bound of two AdamW runs, and
+     * the largest difference is taken over elements with |gradient| >= 1e-6. */
+    double mean_d, d_params = 0.0, d_noise = 0.0;
+    long n_noise = 0;
+    max_abs_diff(cpu->params_memory, gpu->params_memory, cpu->num_params, &mean_d);
+    for (size_t i = 0; i < cpu->num_params; i++) {
+        double e = fabs((double)cpu->params_memory[i] - gpu->params_memory[i]);
+        if (fabs(cpu->grads_memory[i]) >= 1e-6) {
+            if (e > d_params) d_params = e;
+        } else {
+            n_noise++;
+            if (e > d_noise) d_noise = e;
+        }
+    }
     double moved = max_abs_diff(start, cpu->params_memory, cpu->num_params, NULL);
-    printf("10 AdamW steps: loss %.4f -> %.4f, params moved up to %.3g; max |param diff| %.3g, mean %.3g\n", first_loss,
-           last_loss, moved, d_params, mean_d);
+    printf("10 AdamW steps: loss %.4f -> %.4f, params moved up to %.3g; max |param diff| %.3g where |grad| >= 1e-6, "
+           "mean %.3g over all; %ld elements with |grad| < 1e-6 differ by up to %.3g\n", first_loss, last_loss, moved,
+           d_params, mean_d, n_noise, d_noise);
+    EXPECT(d_noise <= 2.0 * 10 * hp.lr, "near-zero-gradient elements differ by %.3g, more than two AdamW runs can",
+           d_noise);
+    off = 0;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) { /* where the largest differences sit */
+        size_t n = cpu->tensor_sizes[t], worst = 0;
+        double d = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs((double)cpu->params_memory[off + i] - gpu->params_memory[off + i]);
+            if (e > d) { d = e; worst = i; }
+        }
+        printf("  param %-9s max |diff| %.3g at %zu (cpu grad there %.3g)\n", GPT_TENSOR_NAMES[t], d, worst,
+               cpu->grads_memory[off + worst]);
+        off += n;
+    }
     EXPECT(moved > 5e-3, "AdamW barely moved the parameters (%.3g)", moved);
     EXPECT(d_params <= 2e-4, "parameters after 10 AdamW steps differ by up to %.3g (tolerance 2e-4)", d_params);
     EXPECT(mean_d <= 1e-6, "parameters after 10 AdamW steps differ by %.3g on average (tolerance 1e-6)", mean_d);
