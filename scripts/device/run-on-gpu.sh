@@ -135,8 +135,10 @@ step "mpirun smoke test" 60 - mpirun -np 2 hostname || fatal "mpirun from the pr
 # ---- 2. configure and build ---------------------------------------------------------------
 B=$ROOT/build-gpu
 mkdir -p "$B/venv/bin"
-# the tests' SAPO_PYTHON: the machine's python3 (PyTorch, h5py, pytest), named as the venv
-ln -sf "$(command -v python3)" "$B/venv/bin/python"
+# the tests' SAPO_PYTHON: the machine's python3 (PyTorch, h5py, pytest), where CMake looks
+# for the venv; a wrapper, not a symlink (a symlink would lose that venv's site-packages)
+printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >"$B/venv/bin/python"
+chmod +x "$B/venv/bin/python"
 say "== configure"
 if ! timeout 180 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DSAPO_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
         -DSAPO_SANITIZE_TESTS=OFF -DMPI_C_COMPILER="$U/bin/mpicc" -DHDF5_C_COMPILER_EXECUTABLE="$U/bin/h5pcc" \
