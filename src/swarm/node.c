@@ -309,7 +309,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     }
     rec->m[RM_T_WAIT] = inbox.t_wait;
     free(buf);
-    float* ext_rewards = mallocCheck(sizeof(float) * (L > 0 ? L : 1));
+    float* ext_rewards = mallocCheck(sizeof(float) * MESSAGE_MAX_COMPLETIONS);
     for (int k = 0; k < inbox.n; k++) {
         rec->m[RM_MSGS_RECEIVED]++;
         rec->m[RM_BYTES_RECEIVED] += (double)inbox.lens[k];
@@ -324,11 +324,15 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
             continue;
         }
         for (int gi = 0; gi < in.n_groups; gi++) {
-            if (group_verify(&in.groups[gi], L, ext_rewards, NULL, 0) != GROUP_OK) {
+            RolloutGroup* g = &in.groups[gi];
+            if (group_verify(g, MESSAGE_MAX_COMPLETIONS, ext_rewards, NULL, 0) != GROUP_OK) {
                 rec->m[RM_GROUPS_REJECTED]++;
                 continue;
             }
-            pool_add(&n->pool, &in.groups[gi], ext_rewards, in.sender, in.round);
+            /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
+             * so the batch and the advantages look like our own groups. */
+            while (g->n_completions > L) free(g->completions[--g->n_completions]);
+            pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
         }
         message_free(&in);
     }

@@ -70,9 +70,13 @@ const TaskSlot* taskset_find(const TaskSet* ts, int task_id) {
 int question_draw(const TaskSet* ts, RngStream* rng, Question* q, char* err, size_t errlen) {
     memset(q, 0, sizeof *q);
     q->slot = &ts->slots[rng_below(rng, (uint64_t)ts->n)];
-    q->seed = (int64_t)(rng_u64(rng) >> 16);
     q->index = 0;
-    q->entry = task_generate_entry(q->slot->spec, q->slot->config, q->seed, q->index, err, errlen);
+    /* The package itself raises on a few items (decimal_arithmetic dividing by an exact
+     * zero, say); the port refuses the same ones, and the node simply draws another seed. */
+    for (int tries = 0; tries < 100 && !q->entry; tries++) {
+        q->seed = (int64_t)(rng_u64(rng) >> 16);
+        q->entry = task_generate_entry(q->slot->spec, q->slot->config, q->seed, q->index, err, errlen);
+    }
     if (!q->entry) return -1;
     q->prompt = question_prompt(cJSON_GetObjectItem(q->entry, "question")->valuestring);
     return 0;

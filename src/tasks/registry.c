@@ -40,17 +40,17 @@ static const TaskSpec* const TASK_SLOTS[TASK_N_IDS] = {
     /* id 0 */
     TASK_PORTED(base_conversion),
     /* id 1 */
-    TASK_MISSING(basic_arithmetic),
+    TASK_PORTED(basic_arithmetic),
     /* id 2 */
-    TASK_MISSING(arc_1d),
+    TASK_PORTED(arc_1d),
     /* id 3 */
-    TASK_MISSING(bf),
+    TASK_PORTED(bf),
     /* id 4 */
-    TASK_MISSING(propositional_logic),
+    TASK_PORTED(propositional_logic),
     /* id 5 */
     TASK_PORTED(fraction_simplification),
     /* id 6 */
-    TASK_MISSING(decimal_arithmetic),
+    TASK_PORTED(decimal_arithmetic),
     /* id 7 */
     TASK_PORTED(calendar_arithmetic),
     /* id 8 */

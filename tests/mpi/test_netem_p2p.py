@@ -12,46 +12,17 @@ import signal
 import subprocess
 import time
 
-import h5py
 import numpy as np
-import pytest
 
-SAPO = os.environ.get("SAPO_BIN", "build/sapo")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1")
-NP = 4
-BASE = ["model.n_layer=1", "model.d_model=32", "model.n_head=2", "model.n_ctx=160", "gen.max_new_tokens=24",
-        "tasks.preset=tiny", "sampling.groups=3", "sampling.local=2", "sampling.external=1", "grpo.completions=4",
-        "swarm.rounds=6", "run.eval_every=3", "run.eval_questions=4", "optim.lr=1e-3", "run.checkpoint_every=0"]
+from conftest import BASE as SMALL, ENV, NP, SAPO, column as col, mpirun, run_swarm
+
+BASE = [a for a in SMALL if not a.startswith(("swarm.rounds=", "run.eval_every="))] + ["swarm.rounds=6", "run.eval_every=3"]
 COMPARED = ("reward_own", "reward_train", "loss", "completion_len", "external_used", "pool_size", "eval_pass1",
             "reward_by_task", "msgs_received")
 
 
-def mpirun(args):
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(NP), SAPO, "run"] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}"
-
-
-@pytest.fixture(scope="module")
-def warmup(tmp_path_factory):
-    path = tmp_path_factory.mktemp("warmup") / "w.ckpt"
-    subprocess.run([SAPO, "pretrain", "pretrain.steps=150", "pretrain.batch=16", "--out", str(path), "--quiet"]
-                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))],
-                   env=ENV, check=True, capture_output=True, timeout=600)
-    return str(path)
-
-
 def run(tmp_path, name, extra, warmup):
-    out = tmp_path / name
-    mpirun(BASE + [f"model.init={warmup}", "--out", str(out), "--quiet"] + extra)
-    assert (out / "DONE").exists()
-    return out
-
-
-def col(run_dir, node, name):
-    with h5py.File(run_dir / f"node_{node:04d}.h5", "r", swmr=True) as f:
-        n = len(f["round"])
-        return np.array(f[name][:n])
+    return run_swarm(tmp_path, name, ["swarm.rounds=6", "run.eval_every=3"] + extra, warmup)  # later overrides win
 
 
 def same_logs(a, b, names=COMPARED):

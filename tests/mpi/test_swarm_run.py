@@ -8,56 +8,17 @@
   crashes; the run finishes.
 - Config mistakes stop the run before any work with one clear message.
 """
-import os
-import subprocess
-
 import h5py
 import numpy as np
 import pytest
 
-SAPO = os.environ.get("SAPO_BIN", "build/sapo")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1")
-NP = 4
-BASE = ["model.n_layer=1", "model.d_model=32", "model.n_head=2", "model.n_ctx=160", "gen.max_new_tokens=24",
-        "tasks.preset=tiny", "sampling.groups=3", "sampling.local=2", "sampling.external=1", "grpo.completions=4",
-        "swarm.rounds=4", "run.eval_every=2", "run.eval_questions=4", "optim.lr=1e-3"]
-
-
-def mpirun(args, np_=NP, check=True):
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_), SAPO, "run"] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p
-
-
-@pytest.fixture(scope="module")
-def warmup(tmp_path_factory):
-    """A briefly warmed-up checkpoint, so rewards are not all zero."""
-    path = tmp_path_factory.mktemp("warmup") / "w.ckpt"
-    subprocess.run([SAPO, "pretrain", "pretrain.steps=150", "pretrain.batch=16", "--out", str(path), "--quiet"]
-                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))],
-                   env=ENV, check=True, capture_output=True, timeout=600)
-    return str(path)
-
-
-def run(tmp_path, name, extra, warmup):
-    out = tmp_path / name
-    mpirun(BASE + [f"model.init={warmup}", "--out", str(out), "--quiet"] + extra)
-    assert (out / "DONE").exists(), "the run did not finish"
-    return out
-
-
-def column(run_dir, node, name):
-    with h5py.File(run_dir / f"node_{node:04d}.h5", "r", swmr=True) as f:
-        n = len(f["round"])
-        return np.array(f[name][:n])
+from conftest import NP, BASE, column, mpirun, run_swarm
 
 
 def test_same_seed_bit_identical_other_seed_differs(tmp_path, warmup):
-    a = run(tmp_path, "a", ["swarm.seed=7"], warmup)
-    b = run(tmp_path, "b", ["swarm.seed=7"], warmup)
-    c = run(tmp_path, "c", ["swarm.seed=8"], warmup)
+    a = run_swarm(tmp_path, "a", ["swarm.seed=7"], warmup)
+    b = run_swarm(tmp_path, "b", ["swarm.seed=7"], warmup)
+    c = run_swarm(tmp_path, "c", ["swarm.seed=8"], warmup)
     differs = False
     for node in range(NP):
         for name in ("reward_own", "reward_train", "loss", "completion_len", "eval_pass1", "reward_by_task"):
@@ -70,8 +31,8 @@ def test_same_seed_bit_identical_other_seed_differs(tmp_path, warmup):
 
 
 def test_batch_composition_and_filter(tmp_path, warmup):
-    silo = run(tmp_path, "silo", ["sampling.local=3", "sampling.external=0"], warmup)
-    mixed = run(tmp_path, "mixed", ["sampling.local=1", "sampling.external=2", "sampling.filter=zero_adv"], warmup)
+    silo = run_swarm(tmp_path, "silo", ["sampling.local=3", "sampling.external=0"], warmup)
+    mixed = run_swarm(tmp_path, "mixed", ["sampling.local=1", "sampling.external=2", "sampling.filter=zero_adv"], warmup)
     for node in range(NP):
         assert not column(silo, node, "external_used").any(), "J = 0 used external groups"
         assert (column(silo, node, "train_rows") == 3 * 4).all()
@@ -85,7 +46,7 @@ def test_batch_composition_and_filter(tmp_path, warmup):
 
 
 def test_filter_none_can_use_flat_groups(tmp_path, warmup):
-    out = run(tmp_path, "nofilter", ["sampling.local=1", "sampling.external=2", "sampling.filter=none"], warmup)
+    out = run_swarm(tmp_path, "nofilter", ["sampling.local=1", "sampling.external=2", "sampling.filter=none"], warmup)
     used = sum(column(out, n, "external_used").sum() for n in range(NP))
     assert used == NP * 4 * 2, "with no filter and a full pool every node takes J groups every round"
 
@@ -93,7 +54,7 @@ def test_filter_none_can_use_flat_groups(tmp_path, warmup):
 @pytest.mark.parametrize("fault,column_name,per_round", [("garbage", "msgs_rejected", 1), ("truncate", "msgs_rejected", 1),
                                                           ("lie", "groups_rejected", 2)])
 def test_faulty_rank_is_rejected_not_fatal(tmp_path, warmup, fault, column_name, per_round):
-    out = run(tmp_path, fault, [f"node.1.net.fault={fault}"], warmup)
+    out = run_swarm(tmp_path, fault, [f"node.1.net.fault={fault}"], warmup)
     for node in range(NP):
         rejected = column(out, node, column_name)
         if node == 1:
@@ -116,3 +77,20 @@ def test_config_mistakes_stop_before_work(tmp_path, args, message):
     lines = [l for l in p.stderr.splitlines() if "config error" in l]
     assert len(lines) == 1 and message in lines[0], p.stderr
     assert not (out / "node_0000.h5").exists(), "a node started work despite the bad config"
+
+
+def test_heterogeneous_swarm(tmp_path, warmup):
+    """[node.K] overrides: node 1 is a wider model from a random init, node 2 answers with
+    fewer completions per question, node 3 asks more questions; everyone still trades."""
+    out = run_swarm(tmp_path, "hetero", ["node.1.model.d_model=48", "node.1.model.n_head=4", "node.1.model.init=",
+                                         "node.2.grpo.completions=2", "node.3.sampling.groups=4",
+                                         "node.3.sampling.local=3", "sampling.filter=none"], warmup)
+    with h5py.File(out / "node_0001.h5", "r", swmr=True) as f:
+        assert int(f.attrs["d_model"]) == 48
+    assert (column(out, 2, "train_rows") == (2 + 1) * 2).all(), "node 2 trains on groups of its own L = 2"
+    # node 3 asks 3 questions of 4 completions, plus one external group of 4, or of 2 from node 2
+    assert np.isin(column(out, 3, "train_rows"), [3 * 4 + 4, 3 * 4 + 2]).all()
+    assert (column(out, 3, "pool_size") == 3 * 2).all() and (column(out, 0, "pool_size") == 2 * 2 + 3).all()
+    for node in range(NP):
+        assert not column(out, node, "groups_rejected").any(), "groups of another size must not be rejected"
+        assert (column(out, node, "external_used") == 1).all()

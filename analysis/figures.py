@@ -1,0 +1,198 @@
+"""The report's PNG figures. Each function writes one file into out_dir and returns
+(file name, caption); captions say which reward a figure shows (own rollouts or training
+batch), how it is smoothed and over which runs."""
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .metrics import TIME_METRICS, moving_average  # noqa: E402
+
+REWARD_NAMES = {"reward_own": "own rollouts", "reward_train": "training batch (own + external)"}
+DPI = 110
+
+
+def _panels(n, width=4.6, height=3.2, legend_width=1.5):
+    """n panels, at most 4 a row, sharing the y axis, with room on the right for one legend."""
+    cols = min(n, 4)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(width * cols, 6.0) + legend_width, height * rows + 0.7),
+                             sharey=True, squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def _seed_note(c):
+    return f"seed {c.runs[0].seed}" if len(c.runs) == 1 else f"{len(c.runs)} seeds"
+
+
+def _save(fig, out_dir, name, legend_right=None):
+    """Write the PNG; legend_right = (handles, labels) puts one legend outside, right of the panels."""
+    if legend_right:
+        width = fig.get_figwidth()
+        fig.legend(*legend_right, loc="center right", fontsize=8, framealpha=0.9)
+        fig.tight_layout(rect=(0, 0, 1 - 1.6 / width, 1))
+    else:
+        fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=DPI)
+    plt.close(fig)
+    return name
+
+
+def node_reward(configs, metric, out_dir):
+    """Figure 1: every node's raw reward per round, one panel per configuration (its first seed)."""
+    fig, axes = _panels(len(configs))
+    for ax, c in zip(axes, configs):
+        run = c.runs[0]
+        for k, row in enumerate(run.per_node[metric]):
+            ax.plot(run.rounds, row, lw=0.8, alpha=0.85, label=f"node {k}")
+        ax.set_title(f"{c.label}  (seed {run.seed})", fontsize=10)
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
+    fig.suptitle(f"Per-node reward per round (raw), {REWARD_NAMES[metric]}", fontsize=11)
+    suffix = "own" if metric == "reward_own" else "train"
+    biggest = max(axes, key=lambda ax: len(ax.get_lines()))
+    handles, labels = biggest.get_legend_handles_labels()
+    legend = (handles[:16], labels[:16]) if handles else None
+    name = _save(fig, out_dir, f"fig1_node_reward_{suffix}.png", legend)
+    seeds = "the first seed of each configuration" if any(len(c.runs) > 1 for c in configs) else "one run per configuration"
+    return name, (f"Figure 1 ({REWARD_NAMES[metric]}): each node's mean reward on its "
+                  f"{'own completions' if metric == 'reward_own' else 'training batch (own + external groups)'} "
+                  f"in every round, unsmoothed, {seeds} (the paper's Figure 1).")
+
+
+def avg_reward(configs, metric, window, requested, out_dir):
+    """Figure 2: agent-averaged reward, moving average, min/max band across agents."""
+    fig, axes = _panels(len(configs))
+    for ax, c in zip(axes, configs):
+        n = min(r.n_rounds for r in c.runs)
+        raw = np.mean([r.per_node[metric][:, :n].mean(axis=0) for r in c.runs], axis=0)
+        x = c.runs[0].rounds[:n]
+        ma_nodes = np.concatenate([moving_average(r.per_node[metric][:, :n], window) for r in c.runs])
+        ma_mean = moving_average(raw, window)
+        xm = x[window - 1:]
+        ax.plot(x, raw, color="0.6", lw=0.7, alpha=0.7, label="agent mean, raw")
+        if ma_mean.size:
+            ax.fill_between(xm, ma_nodes.min(axis=0), ma_nodes.max(axis=0), color="C0", alpha=0.2,
+                            label="min/max across\nagents (MA)")
+            ax.plot(xm, ma_mean, color="C0", lw=1.8, label=f"agent mean, MA {window}")
+        ax.set_title(f"{c.label}  ({_seed_note(c)})", fontsize=10)
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
+    fig.suptitle(f"Agent-averaged reward, MA {window}, {REWARD_NAMES[metric]}", fontsize=11)
+    suffix = "own" if metric == "reward_own" else "train"
+    name = _save(fig, out_dir, f"fig2_avg_reward_{suffix}.png", axes[0].get_legend_handles_labels())
+    shrunk = (f"window {window} rounds (the paper's {requested}, shrunk to fit runs of "
+              f"{min(r.n_rounds for c in configs for r in c.runs)} rounds: window = min({requested}, rounds // 5))"
+              if window < requested else f"window {window} rounds")
+    seeds = (" Several seeds: the lines are means over seeds and the band spans every agent of every seed."
+             if any(len(c.runs) > 1 for c in configs) else "")
+    return name, (f"Figure 2 ({REWARD_NAMES[metric]}): reward averaged over agents, grey raw per round, blue a "
+                  f"trailing moving average ({shrunk}; it starts at round {window - 1}); the band spans the "
+                  f"lowest to highest agent's own moving average (the paper's Figure 2).{seeds}")
+
+
+def compare(configs, window, out_dir):
+    """All configurations on one axes: agent-averaged moving average, own and training batch."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for ax, metric in zip(axes, ("reward_own", "reward_train")):
+        for i, c in enumerate(configs):
+            n = min(r.n_rounds for r in c.runs)
+            raw = np.mean([r.per_node[metric][:, :n].mean(axis=0) for r in c.runs], axis=0)
+            ma = moving_average(raw, window)
+            if ma.size:
+                ax.plot(c.runs[0].rounds[:n][window - 1:], ma, lw=1.6, color=f"C{i % 10}", label=c.label)
+        ax.set_title(REWARD_NAMES[metric], fontsize=10)
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"agent-mean reward, MA {window}")
+    axes[1].legend(fontsize=8, loc="best", framealpha=0.8)
+    name = _save(fig, out_dir, "fig3_compare.png")
+    return name, (f"Figure 3: every configuration's agent-averaged reward (moving average over {window} rounds, mean "
+                  f"over seeds), on own rollouts (left) and on the training batch (right).")
+
+
+def cumulative(configs, out_dir):
+    """Cumulative reward summed over nodes against rounds: the table's numbers as they grow."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for ax, metric in zip(axes, ("reward_own", "reward_train")):
+        for i, c in enumerate(configs):
+            n = min(r.n_rounds for r in c.runs)
+            curves = np.array([np.cumsum(r.per_node[metric][:, :n].sum(axis=0)) for r in c.runs])
+            x = c.runs[0].rounds[:n]
+            ax.plot(x, curves.mean(axis=0), lw=1.6, color=f"C{i % 10}", label=c.label)
+            if len(c.runs) > 1:
+                ax.fill_between(x, curves.min(axis=0), curves.max(axis=0), color=f"C{i % 10}", alpha=0.15)
+        ax.set_title(REWARD_NAMES[metric], fontsize=10)
+        ax.set_xlabel("round")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("cumulative reward (sum over nodes)")
+    axes[0].legend(fontsize=8, loc="upper left", framealpha=0.8)
+    name = _save(fig, out_dir, "fig4_cumulative.png")
+    many = any(len(c.runs) > 1 for c in configs)
+    return name, ("Figure 4: cumulative reward summed over nodes up to each round, own rollouts (left) and training "
+                  "batch (right)" + ("; lines are means over seeds, bands min/max over seeds." if many else "."))
+
+
+def eval_pass1(configs, cms, out_dir):
+    """pass@1 on held-out questions against rounds: node mean, min/max across nodes."""
+    if not any(cm["eval"]["rounds"].size for cm in cms):
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for i, (c, cm) in enumerate(zip(configs, cms)):
+        ev = cm["eval"]
+        if not ev["rounds"].size:
+            continue
+        lo, hi = [], []
+        for r in ev["rounds"]:
+            vals = []
+            for run in c.runs:
+                col = np.nonzero(run.rounds == r)[0]
+                if col.size:
+                    v = run.per_node["eval_pass1"][:, col[0]]
+                    vals.extend(v[~np.isnan(v)].tolist())
+            lo.append(min(vals) if vals else np.nan)
+            hi.append(max(vals) if vals else np.nan)
+        mean = ev["mean"]
+        # configurations side by side at each evaluated round so their bars do not hide each other
+        step = float(np.median(np.diff(ev["rounds"]))) if ev["rounds"].size > 1 else 1.0
+        x = ev["rounds"] + (i - (len(configs) - 1) / 2) * 0.06 * step
+        ax.errorbar(x, mean, yerr=[mean - np.array(lo), np.array(hi) - mean], marker="o", ms=4, lw=1.4,
+                    capsize=3, color=f"C{i % 10}", label=c.label)
+    ax.set_xlabel("round")
+    ax.set_ylabel("pass@1, held-out questions")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best", framealpha=0.8)
+    name = _save(fig, out_dir, "fig5_eval_pass1.png")
+    return name, ("Figure 5: pass@1 on fresh held-out questions after that round's training step (one answer per "
+                  "question sampled with the run's gen settings, scored by the verifier, partial credit counted), "
+                  "mean over nodes and seeds; bars span the lowest to highest node (configurations are drawn slightly apart along x at each evaluated round). This is neither the own-rollout "
+                  "nor the training-batch reward.")
+
+
+def time_split(configs, cms, out_dir):
+    """Mean seconds per round and node in each phase, stacked, one bar per configuration."""
+    if not any(cm["time"] for cm in cms):
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 * len(configs) + 1.6))
+    y = np.arange(len(configs))
+    left = np.zeros(len(configs))
+    for j, m in enumerate(TIME_METRICS):
+        vals = np.array([cm["time"].get(m, 0.0) for cm in cms])
+        ax.barh(y, vals, left=left, color=f"C{j}", label=m[2:])
+        left += vals
+    ax.set_yticks(y, [c.label for c in configs], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per round (mean over nodes and rounds)")
+    ax.set_ylabel("configuration")
+    ax.legend(fontsize=8, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    name = _save(fig, out_dir, "fig6_time_split.png")
+    return name, ("Figure 6: where a round's time goes on a node (generate = own completions and scoring, exchange = "
+                  "encode/send/receive/verify, train = GRPO step, wait = blocked on peers, eval = held-out pass@1).")

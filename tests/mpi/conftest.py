@@ -1,0 +1,49 @@
+"""Shared set-up of the swarm tests: how to launch `sapo run` under mpirun, a briefly
+warmed-up checkpoint so rewards are not all zero, and reading a node's log column."""
+import os
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+SAPO = os.environ.get("SAPO_BIN", "build/sapo")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1")
+NP = 4
+# A tiny model and task set: 4 ranks x a few rounds run in seconds.
+BASE = ["model.n_layer=1", "model.d_model=32", "model.n_head=2", "model.n_ctx=160", "gen.max_new_tokens=24",
+        "tasks.preset=tiny", "sampling.groups=3", "sampling.local=2", "sampling.external=1", "grpo.completions=4",
+        "swarm.rounds=4", "run.eval_every=2", "run.eval_questions=4", "optim.lr=1e-3", "run.checkpoint_every=0"]
+
+
+def mpirun(args, np_=NP, check=True):
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_), SAPO, "run"] + args
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def run_swarm(tmp_path, name, extra, warmup_ckpt):
+    """A finished run of BASE + extra from the warm-up checkpoint; returns its directory."""
+    out = tmp_path / name
+    mpirun(BASE + [f"model.init={warmup_ckpt}", "--out", str(out), "--quiet"] + extra)
+    assert (out / "DONE").exists(), "the run did not finish"
+    return out
+
+
+def column(run_dir, node, name):
+    """Node `node`'s dataset `name`, complete rows only (the log is written in SWMR mode)."""
+    with h5py.File(run_dir / f"node_{node:04d}.h5", "r", swmr=True) as f:
+        n = len(f["round"])
+        return np.array(f[name][:n])
+
+
+@pytest.fixture(scope="session")
+def warmup(tmp_path_factory):
+    """A briefly warmed-up checkpoint for BASE's model, so rewards are not all zero."""
+    path = tmp_path_factory.mktemp("warmup") / "w.ckpt"
+    subprocess.run([SAPO, "pretrain", "pretrain.steps=150", "pretrain.batch=16", "--out", str(path), "--quiet"]
+                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))],
+                   env=ENV, check=True, capture_output=True, timeout=600)
+    return str(path)
