@@ -46,7 +46,8 @@ def logits(p, inputs, L, NH, cache=None, start=0):
     B, T = inputs.shape
     C = p["wte"].shape[1]
     x = p["wte"][inputs] + p["wpe"][start:start + T]
-    causal = torch.tril(torch.ones(T, T, dtype=torch.bool)) if cache is None or start == 0 else None
+    causal = (torch.tril(torch.ones(T, T, dtype=torch.bool, device=inputs.device))
+              if cache is None or start == 0 else None)
     for l in range(L):
         h = F.layer_norm(x, (C,), p["ln1w"][l], p["ln1b"][l], eps=1e-5)
         qkv = h @ p["qkvw"][l].T + p["qkvb"][l]

@@ -6,6 +6,9 @@
 
 #include "cli/commands.h"
 #include "core/config.h"
+#ifdef SAPO_HAVE_CUDA
+#include "cuda_backend.h"
+#endif
 
 int cmd_info(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
@@ -22,9 +25,14 @@ int cmd_info(int argc, char** argv) {
     printf("# sapo build\n");
     printf("source     %s\n", SAPO_SOURCE_DIR);
 #ifdef SAPO_HAVE_CUDA
-    printf("backends   cpu cuda\n");
+    printf("backends   cpu cuda (%s)\n", cuda_backend_available() ? "a GPU is visible" : "built, but no GPU is visible");
 #else
     printf("backends   cpu\n");
+#endif
+#ifdef SAPO_HAVE_NCCL
+    printf("allgather  MPI, NCCL when every rank has its own GPU\n");
+#else
+    printf("allgather  MPI\n");
 #endif
     printf("mpi        %s\n", mpiver);
     printf("hdf5       %u.%u.%u\n", h5maj, h5min, h5rel);

@@ -232,6 +232,7 @@ int cmd_run(int argc, char** argv) {
             logf_both(runlog, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local, node->n_external,
                       node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
                       config_string(cfg, "tasks.preset"));
+        if (!quiet) logf_both(runlog, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     }
 
     /* ---- the rounds ---- */

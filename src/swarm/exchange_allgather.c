@@ -1,4 +1,5 @@
-/* The synchronous all-gather exchange (see exchange.h). */
+/* The synchronous all-gather exchange (see exchange.h), over MPI or, when built with NCCL
+ * and every rank has its own GPU, over NCCL (kernels/nccl_allgather.cu). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,28 @@
 #include "bench/bench_timer.h"
 #include "core/check.h"
 #include "swarm/exchange.h"
+#ifdef SAPO_HAVE_NCCL
+#include "nccl_allgather.h"
+#endif
+
+/* The other ranks' messages as views into storage, which holds every rank's bytes in rank
+ * order (lens[r] bytes each); the inbox takes storage over. */
+static void inbox_from_gathered(Inbox* inbox, int rank, int size, const uint64_t* lens, uint8_t* storage) {
+    inbox->storage = storage;
+    inbox->senders = mallocCheck(sizeof(int) * size);
+    inbox->bufs = mallocCheck(sizeof(uint8_t*) * size);
+    inbox->lens = mallocCheck(sizeof(size_t) * size);
+    uint64_t at = 0;
+    for (int r = 0; r < size; r++) {
+        if (r != rank) {
+            inbox->senders[inbox->n] = r;
+            inbox->bufs[inbox->n] = storage + at;
+            inbox->lens[inbox->n] = (size_t)lens[r];
+            inbox->n++;
+        }
+        at += lens[r];
+    }
+}
 
 void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* inbox) {
     int rank, size;
@@ -26,22 +49,27 @@ void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* i
         displs[r] = (int)total;
         total += lens[r];
     }
-    inbox->storage = mallocCheck(total ? total : 1);
-    mpiCheck(MPI_Allgatherv(mine, (int)len, MPI_BYTE, inbox->storage, counts, displs, MPI_BYTE, comm));
-    inbox->senders = mallocCheck(sizeof(int) * size);
-    inbox->bufs = mallocCheck(sizeof(uint8_t*) * size);
-    inbox->lens = mallocCheck(sizeof(size_t) * size);
-    for (int r = 0; r < size; r++) {
-        if (r == rank) continue;
-        inbox->senders[inbox->n] = r;
-        inbox->bufs[inbox->n] = inbox->storage + displs[r];
-        inbox->lens[inbox->n] = counts[r];
-        inbox->n++;
-    }
+    uint8_t* storage = mallocCheck(total ? total : 1);
+    mpiCheck(MPI_Allgatherv(mine, (int)len, MPI_BYTE, storage, counts, displs, MPI_BYTE, comm));
+    inbox_from_gathered(inbox, rank, size, lens, storage);
     free(lens);
     free(counts);
     free(displs);
 }
+
+#ifdef SAPO_HAVE_NCCL
+void exchange_allgather_nccl(struct NcclExchange* x, MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* inbox) {
+    int rank, size;
+    mpiCheck(MPI_Comm_rank(comm, &rank));
+    mpiCheck(MPI_Comm_size(comm, &size));
+    memset(inbox, 0, sizeof *inbox);
+    uint64_t* lens = mallocCheck(sizeof(uint64_t) * size);
+    uint8_t* storage = NULL;
+    inbox->t_wait = nccl_allgather_bytes(x, mine, len, lens, &storage);
+    inbox_from_gathered(inbox, rank, size, lens, storage);
+    free(lens);
+}
+#endif
 
 void inbox_free(Inbox* inbox) {
     if (inbox->owns_buffers)

@@ -17,6 +17,12 @@
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
 #include "tasks/answer.h"
+#ifdef SAPO_HAVE_CUDA
+#include "cuda_backend.h"
+#endif
+#ifdef SAPO_HAVE_NCCL
+#include "nccl_allgather.h"
+#endif
 
 static NodeFault parse_fault(const char* s) {
     if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
@@ -97,6 +103,30 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         free(n);
         return NULL;
     }
+    /* Collective steps first, before anything that could fail on one rank alone. */
+#ifdef SAPO_HAVE_CUDA
+    { /* the GPU of a CUDA node is its rank among this machine's ranks, modulo the GPUs */
+        MPI_Comm local;
+        int local_rank, local_size;
+        mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+        mpiCheck(MPI_Comm_rank(local, &local_rank));
+        mpiCheck(MPI_Comm_size(local, &local_size));
+        mpiCheck(MPI_Comm_free(&local));
+        cuda_set_local_rank(local_rank, local_size);
+    }
+#endif
+    n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
+    if (!n->use_p2p) {
+#ifdef SAPO_HAVE_NCCL
+        char why[160];
+        n->nccl = nccl_exchange_create(comm, why, sizeof why);
+        snprintf(n->exchange_info, sizeof n->exchange_info, "all-gather over %s (%s)", n->nccl ? "NCCL" : "MPI", why);
+#else
+        snprintf(n->exchange_info, sizeof n->exchange_info, "all-gather over MPI (this build has no NCCL)");
+#endif
+    } else {
+        snprintf(n->exchange_info, sizeof n->exchange_info, "p2p over MPI");
+    }
     n->max_rows = (n->n_local + n->n_external) * n->n_completions;
     if (n->eval_questions > n->max_rows) n->max_rows = n->eval_questions;
     GPTConfig g = gpt_config_from(cfg, rank);
@@ -116,7 +146,6 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         }
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref, n->max_rows);
-    n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
     n->netem = netem_create(cfg, n_nodes);
     n->slowdown = n->netem->slowdown[rank];
     if (n->use_p2p) n->p2p = p2p_create(comm, n->netem, rank);
@@ -129,6 +158,9 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
 
 void node_free(SwarmNode* n) {
     if (!n) return;
+#ifdef SAPO_HAVE_NCCL
+    nccl_exchange_free(n->nccl);
+#endif
     p2p_free(n->p2p);
     netem_free(n->netem);
     grpo_trainer_free(n->trainer);
@@ -267,7 +299,11 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         p2p_receive(n->p2p, round, &inbox, &late);
         rec->m[RM_MSGS_LATE] = late;
     } else { /* the paper's exchange: every node gets every message, netem does not apply */
-        exchange_allgather(n->comm, buf, len, &inbox);
+#ifdef SAPO_HAVE_NCCL
+        if (n->nccl) exchange_allgather_nccl(n->nccl, n->comm, buf, len, &inbox);
+        else
+#endif
+            exchange_allgather(n->comm, buf, len, &inbox);
         rec->m[RM_MSGS_SENT] = n->n_nodes - 1;
         rec->m[RM_BYTES_SENT] = (double)len * (n->n_nodes - 1);
     }

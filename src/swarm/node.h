@@ -38,6 +38,8 @@ typedef struct {
     GrpoTrainer* trainer;
     Pool pool;
     int use_p2p;            /* net.transport = p2p (else the synchronous all-gather) */
+    struct NcclExchange* nccl; /* the all-gather over NCCL, when built with it and every rank has its own GPU */
+    char exchange_info[192];   /* which all-gather transport and why, for the run log */
     Netem* netem;
     P2P* p2p;
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */

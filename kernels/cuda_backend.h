@@ -1,0 +1,28 @@
+/* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): whether a
+ * GPU is usable, and the node-local rank that picks this process's GPU. The backend table
+ * itself is MODEL_BACKEND_CUDA, found through model_backend_find("cuda" or "auto"). */
+#ifndef SAPO_KERNELS_CUDA_BACKEND_H
+#define SAPO_KERNELS_CUDA_BACKEND_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when the CUDA runtime sees at least one device; 0 (never a crash) without a driver or
+ * a GPU. The answer is computed once. */
+int cuda_backend_available(void);
+
+/* This process's rank among the ranks of its machine and their number (from
+ * MPI_Comm_split_type SHARED, see node_create). The GPU used is local_rank modulo the
+ * visible devices, so 8 ranks can share one GPU. Without this call the rank comes from
+ * OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID or PMI_LOCAL_RANK, else 0. */
+void cuda_set_local_rank(int local_rank, int local_size);
+
+/* The device this process uses (local rank modulo the device count), or -1 without one. */
+int cuda_device_for_this_rank(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,586 @@
+/* CUDA kernels of the policy model and their launchers (see cuda_layers.cuh). Each kernel is
+ * the twin of a loop in src/model/cpu_layers.c and keeps its float expression, so with FMA
+ * contraction off (--fmad=false, like the C code's -ffp-contract=off) element-wise results
+ * match the CPU bit for bit and reductions differ only by summation order.
+ * Conventions: element-wise kernels use grid-stride loops over size_t indices; row kernels
+ * give one warp (32 lanes) to one row and reduce with xor butterflies, which leave the same
+ * bits in every lane; no atomics anywhere, so results do not depend on scheduling. */
+#include <math.h>
+
+#include "cuda_layers.cuh"
+
+SAPO_CUDA_NS_BEGIN
+
+static const int BLOCK = 256;    /* threads of element-wise kernels */
+static const int MAX_GRID = 1024; /* blocks of a grid-stride loop: enough to fill an H200 */
+static const int ROW_BLOCK = 128; /* 4 warps, one row each */
+#define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
+
+static unsigned grid_for(size_t n) {
+    size_t g = (n + BLOCK - 1) / BLOCK;
+    return (unsigned)(g < 1 ? 1 : g > (size_t)MAX_GRID ? MAX_GRID : g);
+}
+static unsigned rows_grid(int rows) { return (unsigned)((rows + ROW_BLOCK / 32 - 1) / (ROW_BLOCK / 32)); }
+
+#define GRID_STRIDE_LOOP(i, n) \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* ---- fill -------------------------------------------------------------------------------- */
+__global__ void cuda_fill_kernel(float* out, float value, size_t n) {
+    GRID_STRIDE_LOOP(i, n) out[i] = value;
+}
+void cuda_fill(const CudaCtx* x, float* out, float value, size_t n) {
+    if (!n) return;
+    SAPO_LAUNCH(cuda_fill_kernel, grid_for(n), BLOCK, 0, x->stream, out, value, n);
+}
+
+/* ---- encoder ----------------------------------------------------------------------------- */
+__global__ void cuda_encoder_forward_kernel(float* out, const int* inp, const int* pos, const float* wte,
+                                            const float* wpe, int N, int T, int C) {
+    GRID_STRIDE_LOOP(i, (size_t)N * C) {
+        size_t n = i / C, c = i % C;
+        size_t t = pos ? (size_t)pos[n] : n % T;
+        out[i] = wte[(size_t)inp[n] * C + c] + wpe[t * C + c];
+    }
+}
+void cuda_encoder_forward(const CudaCtx* x, float* out, const int* inp, const int* pos, const float* wte,
+                          const float* wpe, int N, int T, int C) {
+    SAPO_LAUNCH(cuda_encoder_forward_kernel, grid_for((size_t)N * C), BLOCK, 0, x->stream, out, inp, pos, wte, wpe, N,
+                T, C);
+}
+
+/* One thread per (token, channel): its rows in increasing order, as the CPU adds them. */
+__global__ void cuda_encoder_backward_wte_kernel(float* dwte, const float* dout, const int* tok_start,
+                                                 const int* tok_rows, int V, int C) {
+    GRID_STRIDE_LOOP(i, (size_t)V * C) {
+        size_t v = i / C, c = i % C;
+        int a = tok_start[v], b = tok_start[v + 1];
+        if (a == b) continue;
+        float acc = dwte[i];
+        for (int k = a; k < b; k++) acc += dout[(size_t)tok_rows[k] * C + c];
+        dwte[i] = acc;
+    }
+}
+void cuda_encoder_backward_wte(const CudaCtx* x, float* dwte, const float* dout, const int* tok_start,
+                               const int* tok_rows, int V, int C) {
+    SAPO_LAUNCH(cuda_encoder_backward_wte_kernel, grid_for((size_t)V * C), BLOCK, 0, x->stream, dwte, dout, tok_start,
+                tok_rows, V, C);
+}
+
+/* One thread per (position, channel), summing over the batch in order b = 0, 1, ... */
+__global__ void cuda_encoder_backward_wpe_kernel(float* dwpe, const float* dout, int B, int T, int C) {
+    GRID_STRIDE_LOOP(i, (size_t)T * C) {
+        float acc = dwpe[i];
+        for (int b = 0; b < B; b++) acc += dout[(size_t)b * T * C + i];
+        dwpe[i] = acc;
+    }
+}
+void cuda_encoder_backward_wpe(const CudaCtx* x, float* dwpe, const float* dout, int B, int T, int C) {
+    SAPO_LAUNCH(cuda_encoder_backward_wpe_kernel, grid_for((size_t)T * C), BLOCK, 0, x->stream, dwpe, dout, B, T, C);
+}
+
+/* ---- layernorm --------------------------------------------------------------------------- */
+__global__ void cuda_layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* inp, const float* w,
+                                              const float* b, int N, int C) {
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= N) return; /* the whole warp leaves together */
+    const float* xr = inp + (size_t)row * C;
+    float s = 0.0f;
+    for (int i = lane; i < C; i += 32) s += xr[i];
+    float m = warp_sum(s) / C;
+    float v = 0.0f;
+    for (int i = lane; i < C; i += 32) v += (xr[i] - m) * (xr[i] - m);
+    v = warp_sum(v) / C;
+    float r = 1.0f / sqrtf(v + 1e-5f);
+    float* o = out + (size_t)row * C;
+    for (int i = lane; i < C; i += 32) o[i] = (xr[i] - m) * r * w[i] + b[i];
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+void cuda_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp, const float* w,
+                            const float* b, int N, int C) {
+    SAPO_LAUNCH(cuda_layernorm_forward_kernel, rows_grid(N), ROW_BLOCK, 0, x->stream, out, mean, rstd, inp, w, b, N, C);
+}
+
+__global__ void cuda_layernorm_backward_dinp_kernel(float* dinp, const float* dout, const float* inp, const float* w,
+                                                    const float* mean, const float* rstd, int N, int C) {
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= N) return;
+    const float* d = dout + (size_t)row * C;
+    const float* xr = inp + (size_t)row * C;
+    float* dx = dinp + (size_t)row * C;
+    float m = mean[row], s = rstd[row];
+    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+    for (int i = lane; i < C; i += 32) {
+        float norm = (xr[i] - m) * s;
+        float dnorm = w[i] * d[i];
+        dnorm_mean += dnorm;
+        dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean = warp_sum(dnorm_mean) / C;
+    dnorm_norm_mean = warp_sum(dnorm_norm_mean) / C;
+    for (int i = lane; i < C; i += 32) {
+        float norm = (xr[i] - m) * s;
+        float dnorm = w[i] * d[i];
+        dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
+}
+void cuda_layernorm_backward_dinp(const CudaCtx* x, float* dinp, const float* dout, const float* inp, const float* w,
+                                  const float* mean, const float* rstd, int N, int C) {
+    SAPO_LAUNCH(cuda_layernorm_backward_dinp_kernel, rows_grid(N), ROW_BLOCK, 0, x->stream, dinp, dout, inp, w, mean,
+                rstd, N, C);
+}
+
+/* Block (32, 8): 32 channels, 8 row lanes; grid (channel tiles, row chunks). */
+__global__ void cuda_layernorm_backward_params_kernel(float* partials, const float* dout, const float* inp,
+                                                      const float* mean, const float* rstd, int N, int C,
+                                                      int n_chunks) {
+    __shared__ float sdw[8][32];
+    __shared__ float sdb[8][32];
+    int c = blockIdx.x * 32 + threadIdx.x, chunk = blockIdx.y;
+    int per = (N + n_chunks - 1) / n_chunks, r0 = chunk * per, r1 = r0 + per < N ? r0 + per : N;
+    float dw = 0.0f, db = 0.0f;
+    if (c < C) {
+        for (int r = r0 + (int)threadIdx.y; r < r1; r += 8) {
+            float d = dout[(size_t)r * C + c];
+            float norm = (inp[(size_t)r * C + c] - mean[r]) * rstd[r];
+            dw += norm * d;
+            db += d;
+        }
+    }
+    sdw[threadIdx.y][threadIdx.x] = dw;
+    sdb[threadIdx.y][threadIdx.x] = db;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < C) {
+        float a = 0.0f, b = 0.0f;
+        for (int k = 0; k < 8; k++) {
+            a += sdw[k][threadIdx.x];
+            b += sdb[k][threadIdx.x];
+        }
+        partials[(size_t)chunk * 2 * C + c] = a;
+        partials[(size_t)chunk * 2 * C + C + c] = b;
+    }
+}
+void cuda_layernorm_backward_params(const CudaCtx* x, float* partials, const float* dout, const float* inp,
+                                    const float* mean, const float* rstd, int N, int C, int n_chunks) {
+    dim3 grid((unsigned)((C + 31) / 32), (unsigned)n_chunks), block(32, 8);
+    SAPO_LAUNCH(cuda_layernorm_backward_params_kernel, grid, block, 0, x->stream, partials, dout, inp, mean, rstd, N, C,
+                n_chunks);
+}
+
+__global__ void cuda_colsum_finish_kernel(float* dst, const float* partials, int n_chunks, int stride, int n_cols) {
+    GRID_STRIDE_LOOP(c, (size_t)n_cols) {
+        float acc = dst[c];
+        for (int k = 0; k < n_chunks; k++) acc += partials[(size_t)k * stride + c];
+        dst[c] = acc;
+    }
+}
+void cuda_colsum_finish(const CudaCtx* x, float* dst, const float* partials, int n_chunks, int stride, int n_cols) {
+    SAPO_LAUNCH(cuda_colsum_finish_kernel, grid_for((size_t)n_cols), BLOCK, 0, x->stream, dst, partials, n_chunks, stride,
+                n_cols);
+}
+
+void cuda_layernorm_backward(const CudaCtx* x, float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                             const float* w, const float* mean, const float* rstd, int N, int C) {
+    cuda_layernorm_backward_dinp(x, dinp, dout, inp, w, mean, rstd, N, C);
+    int n_chunks = (N + 63) / 64; /* at least 64 rows a chunk, at most CUDA_COLSUM_MAX_CHUNKS chunks */
+    if (n_chunks > CUDA_COLSUM_MAX_CHUNKS) n_chunks = CUDA_COLSUM_MAX_CHUNKS;
+    if (n_chunks < 1) n_chunks = 1;
+    cuda_layernorm_backward_params(x, x->partials, dout, inp, mean, rstd, N, C, n_chunks);
+    cuda_colsum_finish(x, dw, x->partials, n_chunks, 2 * C, C);
+    cuda_colsum_finish(x, db, x->partials + C, n_chunks, 2 * C, C);
+}
+
+/* ---- matmul (cuBLAS, column-major views of the row-major arrays) ------------------------- */
+__global__ void cuda_bias_broadcast_kernel(float* out, const float* bias, int N, int OC) {
+    GRID_STRIDE_LOOP(i, (size_t)N * OC) out[i] = bias[i % OC];
+}
+void cuda_bias_broadcast(const CudaCtx* x, float* out, const float* bias, int N, int OC) {
+    SAPO_LAUNCH(cuda_bias_broadcast_kernel, grid_for((size_t)N * OC), BLOCK, 0, x->stream, out, bias, N, OC);
+}
+
+void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                         int OC) {
+    const float one = 1.0f, zero = 0.0f;
+    /* like the CPU: out = bias, then out = inp @ w^T + out */
+    if (bias) cuda_bias_broadcast(x, out, bias, N, OC);
+    /* column-major: out^T (OC x N) = w (OC x IC, stored as IC x OC) ^T . inp^T (IC x N) */
+    cublasCheck(cublasSgemm(x->blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, w, IC, inp, IC, bias ? &one : &zero, out,
+                            OC));
+}
+
+void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
+                          const float* w, int N, int IC, int OC) {
+    const float one = 1.0f;
+    /* dinp (N, IC) += dout (N, OC) @ w (OC, IC):  dinp^T = w^T . dout^T */
+    cublasCheck(cublasSgemm(x->blas, CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, &one, w, IC, dout, OC, &one, dinp, IC));
+    /* dw (OC, IC) += dout^T @ inp:  dw^T (IC x OC) = inp^T (IC x N) . dout (N x OC) */
+    cublasCheck(cublasSgemm(x->blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, N, &one, inp, IC, dout, OC, &one, dw, IC));
+    /* dbias (OC) += column sums of dout: dout^T (OC x N) . ones (N) */
+    if (dbias) cublasCheck(cublasSgemv(x->blas, CUBLAS_OP_N, OC, N, &one, dout, OC, x->ones, 1, &one, dbias, 1));
+}
+
+/* ---- attention --------------------------------------------------------------------------- */
+__global__ void cuda_qkv_split_kernel(float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH) {
+    int hs = C / NH;
+    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
+        /* i indexes (b, h, t, d) of the head-major layout */
+        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
+        const float* row = qkv + (b * T + t) * 3 * C + h * hs + d;
+        q[i] = row[0];
+        k[i] = row[C];
+        v[i] = row[2 * C];
+    }
+}
+void cuda_qkv_split(const CudaCtx* x, float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH) {
+    SAPO_LAUNCH(cuda_qkv_split_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, q, k, v, qkv, B, T, C, NH);
+}
+
+__global__ void cuda_heads_merge_kernel(float* out, const float* y, int B, int T, int C, int NH) {
+    int hs = C / NH;
+    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
+        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
+        out[(b * T + t) * C + h * hs + d] = y[i];
+    }
+}
+void cuda_heads_merge(const CudaCtx* x, float* out, const float* y, int B, int T, int C, int NH) {
+    SAPO_LAUNCH(cuda_heads_merge_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, out, y, B, T, C, NH);
+}
+
+__global__ void cuda_heads_split_kernel(float* dy, const float* dout, int B, int T, int C, int NH) {
+    int hs = C / NH;
+    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
+        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
+        dy[i] = dout[(b * T + t) * C + h * hs + d];
+    }
+}
+void cuda_heads_split(const CudaCtx* x, float* dy, const float* dout, int B, int T, int C, int NH) {
+    SAPO_LAUNCH(cuda_heads_split_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, dy, dout, B, T, C, NH);
+}
+
+__global__ void cuda_qkv_merge_add_kernel(float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T,
+                                          int C, int NH) {
+    int hs = C / NH;
+    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
+        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
+        float* row = dqkv + (b * T + t) * 3 * C + h * hs + d;
+        row[0] += dq[i];
+        row[C] += dk[i];
+        row[2 * C] += dv[i];
+    }
+}
+void cuda_qkv_merge_add(const CudaCtx* x, float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T,
+                        int C, int NH) {
+    SAPO_LAUNCH(cuda_qkv_merge_add_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, dqkv, dq, dk, dv, B, T, C,
+                NH);
+}
+
+__global__ void cuda_causal_softmax_kernel(float* att, int rows, int T) {
+    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    int t = r % T;
+    float* row = att + (size_t)r * T;
+    float mx = -INFINITY;
+    for (int j = lane; j <= t; j += 32) mx = fmaxf(mx, row[j]);
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (int j = lane; j <= t; j += 32) {
+        row[j] = expf(row[j] - mx);
+        sum += row[j];
+    }
+    float inv = 1.0f / warp_sum(sum);
+    for (int j = lane; j <= t; j += 32) row[j] *= inv; /* each lane rescales what it wrote */
+    for (int j = t + 1 + lane; j < T; j += 32) row[j] = 0.0f;
+}
+void cuda_causal_softmax(const CudaCtx* x, float* att, int rows, int T) {
+    SAPO_LAUNCH(cuda_causal_softmax_kernel, rows_grid(rows), ROW_BLOCK, 0, x->stream, att, rows, T);
+}
+
+__global__ void cuda_causal_softmax_backward_kernel(float* datt, const float* att, int rows, int T) {
+    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (r >= rows) return;
+    int t = r % T;
+    const float* a = att + (size_t)r * T;
+    float* d = datt + (size_t)r * T;
+    float dot = 0.0f;
+    for (int j = lane; j <= t; j += 32) dot += a[j] * d[j];
+    dot = warp_sum(dot);
+    for (int j = lane; j <= t; j += 32) d[j] = a[j] * (d[j] - dot);
+    for (int j = t + 1 + lane; j < T; j += 32) d[j] = 0.0f;
+}
+void cuda_causal_softmax_backward(const CudaCtx* x, float* datt, const float* att, int rows, int T) {
+    SAPO_LAUNCH(cuda_causal_softmax_backward_kernel, rows_grid(rows), ROW_BLOCK, 0, x->stream, datt, att, rows, T);
+}
+
+/* Batched over (b, h) with the head-major copies: every product is a strided-batched sgemm.
+ * Row-major X (r x c) is column-major X^T, so row-major P = A B^T is computed as P^T = B A^T. */
+static void gemm_batched(const CudaCtx* x, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+                         const float* A, int lda, long long sa, const float* B, int ldb, long long sb, float beta, float* C,
+                         int ldc, long long sc, int batch) {
+    cublasCheck(cublasSgemmStridedBatched(x->blas, ta, tb, m, n, k, &alpha, A, lda, sa, B, ldb, sb, &beta, C, ldc, sc,
+                                          batch));
+}
+
+void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const AttnScratch* s, int B,
+                            int T, int C, int NH) {
+    int hs = C / NH, BH = B * NH;
+    long long sh = (long long)T * hs, st = (long long)T * T;
+    float scale = 1.0f / sqrtf((float)hs);
+    cuda_qkv_split(x, s->q, s->k, s->v, qkv, B, T, C, NH);
+    /* att (T x T) = scale q k^T:  att^T = k q^T */
+    gemm_batched(x, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, scale, s->k, hs, sh, s->q, hs, sh, 0.0f, att, T, st, BH);
+    cuda_causal_softmax(x, att, BH * T, T);
+    /* y (T x hs) = att v:  y^T = v^T att^T */
+    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, 1.0f, s->v, hs, sh, att, T, st, 0.0f, s->y, hs, sh, BH);
+    cuda_heads_merge(x, out, s->y, B, T, C, NH);
+}
+
+void cuda_attention_backward(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
+                             const float* att, const AttnScratch* s, int B, int T, int C, int NH) {
+    int hs = C / NH, BH = B * NH;
+    long long sh = (long long)T * hs, st = (long long)T * T;
+    float scale = 1.0f / sqrtf((float)hs);
+    float* dy = s->y;
+    cuda_qkv_split(x, s->q, s->k, s->v, qkv, B, T, C, NH);
+    cuda_heads_split(x, dy, dout, B, T, C, NH);
+    /* datt (T x T) = dy v^T:  datt^T = v dy^T */
+    gemm_batched(x, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, 1.0f, s->v, hs, sh, dy, hs, sh, 0.0f, datt, T, st, BH);
+    /* dv (T x hs) = att^T dy:  dv^T = dy^T att */
+    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, 1.0f, dy, hs, sh, att, T, st, 0.0f, s->dv, hs, sh, BH);
+    cuda_causal_softmax_backward(x, datt, att, BH * T, T);
+    /* dq (T x hs) = scale dscore k:  dq^T = k^T dscore^T */
+    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, scale, s->k, hs, sh, datt, T, st, 0.0f, s->dq, hs, sh, BH);
+    /* dk (T x hs) = scale dscore^T q:  dk^T = q^T dscore */
+    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, scale, s->q, hs, sh, datt, T, st, 0.0f, s->dk, hs, sh, BH);
+    cuda_qkv_merge_add(x, dqkv, s->dq, s->dk, s->dv, B, T, C, NH);
+}
+
+/* ---- GELU, residual ---------------------------------------------------------------------- */
+/* The CPU's tanh through one expf (cpu_layers.c tanh_fast), so both sides round alike. */
+__device__ __forceinline__ float tanh_fast(float u) {
+    if (u > 9.0f) return 1.0f;
+    if (u < -9.0f) return -1.0f;
+    return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f);
+}
+
+__global__ void cuda_gelu_forward_kernel(float* out, float* th, const float* inp, size_t N) {
+    GRID_STRIDE_LOOP(i, N) {
+        float xv = inp[i];
+        float t = tanh_fast(GELU_SCALE * (xv + 0.044715f * xv * xv * xv));
+        th[i] = t;
+        out[i] = 0.5f * xv * (1.0f + t);
+    }
+}
+void cuda_gelu_forward(const CudaCtx* x, float* out, float* th, const float* inp, size_t N) {
+    SAPO_LAUNCH(cuda_gelu_forward_kernel, grid_for(N), BLOCK, 0, x->stream, out, th, inp, N);
+}
+
+__global__ void cuda_gelu_backward_kernel(float* dinp, const float* inp, const float* th, const float* dout, size_t N) {
+    GRID_STRIDE_LOOP(i, N) {
+        float xv = inp[i], t = th[i];
+        float local =
+            0.5f * (1.0f + t) + 0.5f * xv * (1.0f - t * t) * GELU_SCALE * (1.0f + 3.0f * 0.044715f * xv * xv);
+        dinp[i] += local * dout[i];
+    }
+}
+void cuda_gelu_backward(const CudaCtx* x, float* dinp, const float* inp, const float* th, const float* dout, size_t N) {
+    SAPO_LAUNCH(cuda_gelu_backward_kernel, grid_for(N), BLOCK, 0, x->stream, dinp, inp, th, dout, N);
+}
+
+__global__ void cuda_residual_forward_kernel(float* out, const float* a, const float* b, size_t N) {
+    GRID_STRIDE_LOOP(i, N) out[i] = a[i] + b[i];
+}
+void cuda_residual_forward(const CudaCtx* x, float* out, const float* a, const float* b, size_t N) {
+    SAPO_LAUNCH(cuda_residual_forward_kernel, grid_for(N), BLOCK, 0, x->stream, out, a, b, N);
+}
+
+/* ---- log-probabilities of the targets ---------------------------------------------------- */
+__global__ void cuda_logprob_forward_kernel(float* logprobs, float* probs, const float* logits, const int* targets,
+                                            int N, int V, int pad) {
+    int n = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (n >= N) return;
+    const float* z = logits + (size_t)n * V;
+    float* p = probs + (size_t)n * V;
+    float mx = -INFINITY;
+    for (int v = lane; v < V; v += 32) mx = fmaxf(mx, z[v]);
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (int v = lane; v < V; v += 32) {
+        p[v] = expf(z[v] - mx);
+        sum += p[v];
+    }
+    sum = warp_sum(sum);
+    float inv = 1.0f / sum;
+    for (int v = lane; v < V; v += 32) p[v] *= inv;
+    if (lane == 0) logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] - mx - logf(sum);
+}
+void cuda_logprob_forward(const CudaCtx* x, float* logprobs, float* probs, const float* logits, const int* targets, int N,
+                          int V, int pad) {
+    SAPO_LAUNCH(cuda_logprob_forward_kernel, rows_grid(N), ROW_BLOCK, 0, x->stream, logprobs, probs, logits, targets, N,
+                V, pad);
+}
+
+__global__ void cuda_logprob_backward_kernel(float* dlogits, const float* dlogprobs, const float* probs,
+                                             const int* targets, int N, int V, int pad) {
+    GRID_STRIDE_LOOP(i, (size_t)N * V) {
+        size_t n = i / V;
+        int v = (int)(i % V);
+        float g = targets[n] == pad ? 0.0f : dlogprobs[n];
+        /* CPU: d = -g p, then d[target] += g */
+        dlogits[i] = g == 0.0f ? 0.0f : v == targets[n] ? -g * probs[i] + g : -g * probs[i];
+    }
+}
+void cuda_logprob_backward(const CudaCtx* x, float* dlogits, const float* dlogprobs, const float* probs,
+                           const int* targets, int N, int V, int pad) {
+    SAPO_LAUNCH(cuda_logprob_backward_kernel, grid_for((size_t)N * V), BLOCK, 0, x->stream, dlogits, dlogprobs, probs,
+                targets, N, V, pad);
+}
+
+/* ---- optimizer --------------------------------------------------------------------------- */
+__global__ void cuda_adamw_kernel(float* params, const float* grads, float* m, float* v, size_t n, float beta1,
+                                  float beta2, float eps, float grad_scale, float step_size, float decay,
+                                  float bc2_sqrt) {
+    GRID_STRIDE_LOOP(i, n) {
+        float gr = grads[i] * grad_scale;
+        float mo = m[i] = beta1 * m[i] + (1.0f - beta1) * gr;
+        float ve = v[i] = beta2 * v[i] + (1.0f - beta2) * gr * gr;
+        float p = params[i] * decay;
+        params[i] = p - step_size * mo / (sqrtf(ve) / bc2_sqrt + eps);
+    }
+}
+void cuda_adamw(const CudaCtx* x, float* params, const float* grads, float* m, float* v, size_t n, float beta1,
+                float beta2, float eps, float grad_scale, float step_size, float decay, float bc2_sqrt) {
+    SAPO_LAUNCH(cuda_adamw_kernel, grid_for(n), BLOCK, 0, x->stream, params, grads, m, v, n, beta1, beta2, eps,
+                grad_scale, step_size, decay, bc2_sqrt);
+}
+
+/* Fixed grid, fixed tree: the same bits every run. */
+__global__ void cuda_sumsq_partial_kernel(double* partials, const float* data, size_t n) {
+    __shared__ double sh[BLOCK];
+    double acc = 0.0;
+    GRID_STRIDE_LOOP(i, n) acc += (double)data[i] * data[i];
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+}
+void cuda_sumsq_partial(const CudaCtx* x, const float* data, size_t n) {
+    SAPO_LAUNCH(cuda_sumsq_partial_kernel, CUDA_SUMSQ_BLOCKS, BLOCK, 0, x->stream, x->sumsq, data, n);
+}
+
+__global__ void cuda_sumsq_final_kernel(double* partials) {
+    __shared__ double sh[CUDA_SUMSQ_BLOCKS];
+    sh[threadIdx.x] = partials[threadIdx.x];
+    __syncthreads();
+    for (int s = CUDA_SUMSQ_BLOCKS / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[CUDA_SUMSQ_BLOCKS] = sh[0];
+}
+void cuda_sumsq_final(const CudaCtx* x) {
+    SAPO_LAUNCH(cuda_sumsq_final_kernel, 1, CUDA_SUMSQ_BLOCKS, 0, x->stream, x->sumsq);
+}
+
+void cuda_sumsq(const CudaCtx* x, const float* data, size_t n) {
+    cuda_sumsq_partial(x, data, n);
+    cuda_sumsq_final(x);
+}
+
+/* ---- generation -------------------------------------------------------------------------- */
+__global__ void cuda_kv_store_prefill_kernel(float* kcache, float* vcache, const float* qkv, int B, int T, int C,
+                                             size_t slot_stride) {
+    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
+        size_t c = i % C, bt = i / C, b = bt / T, t = bt % T;
+        const float* row = qkv + bt * 3 * C;
+        size_t at = b * slot_stride + t * C + c;
+        kcache[at] = row[C + c];
+        vcache[at] = row[2 * C + c];
+    }
+}
+void cuda_kv_store_prefill(const CudaCtx* x, float* kcache, float* vcache, const float* qkv, int B, int T, int C,
+                           size_t slot_stride) {
+    SAPO_LAUNCH(cuda_kv_store_prefill_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, kcache, vcache, qkv, B,
+                T, C, slot_stride);
+}
+
+__global__ void cuda_gather_last_kernel(float* out, const float* in, const int* lens, int B, int T, int C) {
+    GRID_STRIDE_LOOP(i, (size_t)B * C) {
+        size_t b = i / C, c = i % C;
+        out[i] = in[(b * T + lens[b] - 1) * C + c];
+    }
+}
+void cuda_gather_last(const CudaCtx* x, float* out, const float* in, const int* lens, int B, int T, int C) {
+    SAPO_LAUNCH(cuda_gather_last_kernel, grid_for((size_t)B * C), BLOCK, 0, x->stream, out, in, lens, B, T, C);
+}
+
+__global__ void cuda_kv_store_decode_kernel(float* kcache, float* vcache, const float* q3, const int* slots,
+                                            const int* pos, int n, int C, size_t slot_stride) {
+    GRID_STRIDE_LOOP(i, (size_t)n * C) {
+        size_t r = i / C, c = i % C;
+        size_t at = (size_t)slots[r] * slot_stride + (size_t)pos[r] * C + c;
+        kcache[at] = q3[r * 3 * C + C + c];
+        vcache[at] = q3[r * 3 * C + 2 * C + c];
+    }
+}
+void cuda_kv_store_decode(const CudaCtx* x, float* kcache, float* vcache, const float* q3, const int* slots,
+                          const int* pos, int n, int C, size_t slot_stride) {
+    SAPO_LAUNCH(cuda_kv_store_decode_kernel, grid_for((size_t)n * C), BLOCK, 0, x->stream, kcache, vcache, q3, slots,
+                pos, n, C, slot_stride);
+}
+
+/* One warp per (row, head); the scores of positions 0..pos live in shared memory. */
+__global__ void cuda_decode_attention_kernel(float* y, const float* q3, const float* kcache, const float* vcache,
+                                             const int* slots, const int* pos, int C, int NH, size_t slot_stride) {
+    SAPO_DYNAMIC_SHARED(float, scores);
+    int i = blockIdx.x, h = blockIdx.y, lane = threadIdx.x;
+    int hs = C / NH, n_keys = pos[i] + 1;
+    float scale = 1.0f / sqrtf((float)hs);
+    const float* q = q3 + (size_t)i * 3 * C + h * hs;
+    const float* kc = kcache + (size_t)slots[i] * slot_stride + h * hs;
+    const float* vc = vcache + (size_t)slots[i] * slot_stride + h * hs;
+    float mx = -INFINITY;
+    for (int t = lane; t < n_keys; t += 32) {
+        const float* k = kc + (size_t)t * C;
+        float dot = 0.0f;
+        for (int d = 0; d < hs; d++) dot += k[d] * q[d];
+        scores[t] = scale * dot;
+        mx = fmaxf(mx, scores[t]);
+    }
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (int t = lane; t < n_keys; t += 32) {
+        scores[t] = expf(scores[t] - mx);
+        sum += scores[t];
+    }
+    sum = warp_sum(sum);
+    __syncwarp(); /* every lane reads every score below */
+    float inv = 1.0f / sum;
+    for (int d = lane; d < hs; d += 32) {
+        float acc = 0.0f;
+        for (int t = 0; t < n_keys; t++) acc += vc[(size_t)t * C + d] * scores[t];
+        y[(size_t)i * C + h * hs + d] = inv * acc;
+    }
+}
+void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kcache, const float* vcache,
+                           const int* slots, const int* pos, int n, int C, int NH, size_t slot_stride, int n_ctx) {
+    dim3 grid((unsigned)n, (unsigned)NH);
+    SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, (size_t)n_ctx * sizeof(float), x->stream, y, q3, kcache, vcache,
+                slots, pos, C, NH, slot_stride);
+}
+
+SAPO_CUDA_NS_END

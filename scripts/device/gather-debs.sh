@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Run HERE (a Debian 12 machine with apt): downloads the Debian packages that the bare GPU
+# machine lacks (MPI, HDF5, inih, cJSON, OpenBLAS, pkg-config and their libraries; see
+# /work/shared/DEVICE.md) into .deps/ at the repository root, which git ignores. Name .deps
+# in the device run's carry list; scripts/device/run-on-gpu.sh unpacks them there under a
+# prefix. Safe to run again: packages already downloaded are kept.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PKGS=(
+  # DEVICE.md's list: Open MPI, parallel HDF5 and what their libraries link
+  libopenmpi-dev libopenmpi3 openmpi-bin openmpi-common libhdf5-openmpi-dev
+  libhdf5-openmpi-103-1 libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7
+  libpmix2 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1 librdmacm1 libibverbs1
+  ibverbs-providers libnl-3-200 libnl-route-3-200 libmunge2 libsz2 libaec0 libcurl4
+  libinih-dev libinih1 libcjson-dev libcjson1 libxnvctrl0 libnuma1
+  librtmp1 libssh2-1 libldap-2.5-0 libpsl5 libnghttp2-14 libbrotli1 libsasl2-2
+  libsasl2-modules-db libdb5.3 libgssapi-krb5-2 libkrb5-3 libk5crypto3
+  libkrb5support0 libkeyutils1 libgmp10 libhogweed6 libnettle8 libgnutls30
+  libp11-kit0 libtasn1-6 libunistring2 libidn2-0 libffi8
+  # missing from DEVICE.md's list: OpenBLAS (the files live in the -pthread packages;
+  # libopenblas-dev and libopenblas0 only select them through alternatives) and Fortran
+  # runtime it links
+  libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev libopenblas0
+  libgfortran5 libquadmath0
+  # the build needs pkg-config (CMake's pkg_check_modules); the image may lack it
+  pkgconf pkgconf-bin libpkgconf3
+  # libxnvctrl0 (hwloc) links X11; libcom-err2 and libatomic1 may be missing from a slim image
+  libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libcom-err2 libatomic1
+)
+
+mkdir -p .deps
+cd .deps
+missing=()
+for p in "${PKGS[@]}"; do
+  compgen -G "${p}_*.deb" >/dev/null || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "gather-debs: downloading ${#missing[@]} packages: ${missing[*]}"
+  apt-get download "${missing[@]}"
+else
+  echo "gather-debs: all ${#PKGS[@]} packages already in .deps/"
+fi
+n=$(ls -1 ./*.deb | wc -l)
+echo "gather-debs: $n packages, $(du -sh . | cut -f1) in $(pwd)"
+grep -qx '/.deps/' ../.gitignore 2>/dev/null || echo '/.deps/' >> ../.gitignore

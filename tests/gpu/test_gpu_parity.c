@@ -1,0 +1,308 @@
+/* Parity of the CUDA backend with the CPU reference (the llm.c habit: every GPU function has
+ * a CPU twin and a test compares them). Same weights, same batch on both:
+ *   - forward: logits and log-probs of the targets (TOK_PAD targets give exactly 0);
+ *   - backward: every one of the 16 gradient tensors and the gradient norm;
+ *   - 10 AdamW steps (clipping, weight decay): parameters and log-probs afterwards;
+ *   - greedy KV-cache generation: token for token, >= 64 tokens per row, with a row that
+ *     stops early so the later decode steps use non-contiguous cache slots;
+ *   - the GPU repeats itself bit for bit (fixed-order reductions, no atomics).
+ * Tolerances (fp32 everywhere, no TF32; the two sides differ only in summation order and in
+ * the device's expf/logf): logits and log-probs 1e-4 absolute; each gradient tensor
+ * max|gpu - cpu| <= 1e-3 x max|cpu| + 1e-7; gradient norm 1e-4 relative; after 10 AdamW
+ * steps at lr 1e-3 the mean parameter difference <= 1e-6 and the largest <= 2e-4 (a fifth of
+ * one step) over elements whose gradient is >= 1e-6 (exactly-zero gradients, the key biases,
+ * are rounding noise that Adam amplifies differently on each side: see the comment there),
+ * log-probs 1e-3. Every max difference is printed.
+ * Built twice: as gpu/test_gpu_parity against the real backend (exit 77, skipped, without a
+ * GPU), and as unit/test_gpu_parity_emu against the CPU emulation of the same CUDA sources
+ * (kernels/emu), which runs everywhere. SAPO_CUDA_TF32=1 relaxes nothing: expect failures. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "model/generate.h"
+#include "model/gpt.h"
+#include "../test_assert.h"
+
+#ifdef SAPO_TEST_CUDA_EMULATION
+extern const ModelBackend MODEL_BACKEND_CUDA_EMU;
+int cuda_emu_launch_count(void);
+#define BACKEND_LABEL "cuda (CPU emulation)"
+#else
+#define BACKEND_LABEL "cuda"
+#endif
+
+static const ModelBackend* gpu_backend(void) {
+#ifdef SAPO_TEST_CUDA_EMULATION
+    return &MODEL_BACKEND_CUDA_EMU;
+#else
+    return model_backend_find("cuda");
+#endif
+}
+
+static double max_abs_diff(const float* a, const float* b, size_t n, double* mean) {
+    double mx = 0.0, sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= mx)) mx = d; /* NaN wins */
+        sum += d;
+    }
+    if (mean) *mean = n ? sum / n : 0.0;
+    return mx;
+}
+
+static double max_abs(const float* a, size_t n) {
+    double mx = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(a[i]) > mx) mx = fabs(a[i]);
+    return mx;
+}
+
+/* Same parameters on both: the shared init plus noise (biases and LayerNorm too, so a bias
+ * or gain bug cannot hide behind zeros and ones). */
+static void same_weights(Model* cpu, Model* gpu, float noise, uint64_t seed) {
+    RngStream r = rng_stream(seed, 0, 0, RNG_TEST);
+    for (size_t i = 0; i < cpu->num_params; i++) cpu->params_memory[i] += noise * rng_normal(&r);
+    memcpy(gpu->params_memory, cpu->params_memory, cpu->num_params * sizeof(float));
+    gpu->backend->upload(gpu);
+}
+
+static void test_training(const ModelBackend* be) {
+    enum { MAXB = 5, B = 4, T = 48 }; /* below capacity on both axes: strides use capacity */
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
+    Model* cpu = model_create(&cfg, model_backend_find("cpu"), MAXB, 7);
+    Model* gpu = model_create(&cfg, be, MAXB, 7);
+    same_weights(cpu, gpu, 0.05f, 11);
+    int N = B * T, V = cfg.vocab;
+    int* inputs = malloc(sizeof(int) * N);
+    int* targets = malloc(sizeof(int) * N);
+    float *lp_c = malloc(sizeof(float) * N), *lp_g = malloc(sizeof(float) * N), *dlp = malloc(sizeof(float) * N);
+    float *lg_c = malloc(sizeof(float) * N * V), *lg_g = malloc(sizeof(float) * N * V);
+    RngStream r = rng_stream(12, 0, 0, RNG_TEST);
+    int n_real = 0;
+    for (int b = 0; b < B; b++) {
+        int len = T - 5 * b; /* padded tails of different lengths */
+        for (int t = 0; t < T; t++) {
+            int i = b * T + t;
+            inputs[i] = t == 0 ? TOK_BOS : t < len ? (int)rng_below(&r, 256) : TOK_PAD;
+        }
+        for (int t = 0; t < T; t++) {
+            int i = b * T + t;
+            targets[i] = t + 1 < len ? inputs[i + 1] : t + 1 == len ? TOK_EOS : TOK_PAD;
+            n_real += targets[i] != TOK_PAD;
+        }
+    }
+    for (int i = 0; i < N; i++) dlp[i] = (float)(rng_double(&r) * 2.0 - 1.0) / n_real;
+
+    /* forward */
+    model_forward(cpu, inputs, targets, B, T, lp_c);
+    model_forward(gpu, inputs, targets, B, T, lp_g);
+    cpu->backend->get_logits(cpu, lg_c);
+    gpu->backend->get_logits(gpu, lg_g);
+    double d_logits = max_abs_diff(lg_c, lg_g, (size_t)N * V, NULL);
+    double d_lp = max_abs_diff(lp_c, lp_g, N, NULL);
+    printf("forward: max |logits diff| %.3g (of max %.3g), max |logprob diff| %.3g\n", d_logits,
+           max_abs(lg_c, (size_t)N * V), d_lp);
+    EXPECT(d_logits <= 1e-4, "logits differ by %.3g (tolerance 1e-4)", d_logits);
+    EXPECT(d_lp <= 1e-4, "log-probs differ by %.3g (tolerance 1e-4)", d_lp);
+    int pad_ok = 1;
+    for (int i = 0; i < N; i++) pad_ok &= targets[i] != TOK_PAD || lp_g[i] == 0.0f;
+    EXPECT(pad_ok, "a TOK_PAD target got a non-zero log-prob on the GPU");
+
+    /* backward: every gradient tensor */
+    model_zero_grad(cpu);
+    model_zero_grad(gpu);
+    model_forward(cpu, inputs, targets, B, T, lp_c);
+    model_forward(gpu, inputs, targets, B, T, lp_g);
+    model_backward(cpu, dlp);
+    model_backward(gpu, dlp);
+    float norm_c = cpu->backend->grad_norm(cpu), norm_g = gpu->backend->grad_norm(gpu);
+    gpu->backend->download(gpu);
+    size_t off = 0;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
+        size_t n = cpu->tensor_sizes[t];
+        double scale = max_abs(cpu->grads_memory + off, n);
+        double d = max_abs_diff(cpu->grads_memory + off, gpu->grads_memory + off, n, NULL);
+        double tol = 1e-3 * scale + 1e-7;
+        printf("grad %-9s max |diff| %.3g  max |grad| %.3g  (%.2g of tolerance)\n", GPT_TENSOR_NAMES[t], d, scale,
+               d / tol);
+        EXPECT(d <= tol, "gradient %s differs by %.3g (tolerance %.3g)", GPT_TENSOR_NAMES[t], d, tol);
+        EXPECT(scale > 0.0, "gradient %s is all zero on the CPU: the test does not reach it", GPT_TENSOR_NAMES[t]);
+        off += n;
+    }
+    printf("grad norm: cpu %.7g gpu %.7g\n", norm_c, norm_g);
+    EXPECT(fabs(norm_c - norm_g) <= 1e-4 * norm_c, "gradient norms %.7g vs %.7g", norm_c, norm_g);
+
+    /* the GPU repeats itself bit for bit */
+    float* grads_first = malloc(sizeof(float) * gpu->num_params);
+    memcpy(grads_first, gpu->grads_memory, sizeof(float) * gpu->num_params);
+    float* lp_first = malloc(sizeof(float) * N);
+    memcpy(lp_first, lp_g, sizeof(float) * N);
+    model_zero_grad(gpu);
+    model_forward(gpu, inputs, targets, B, T, lp_g);
+    model_backward(gpu, dlp);
+    gpu->backend->download(gpu);
+    EXPECT(!memcmp(lp_first, lp_g, sizeof(float) * N), "a second forward gave other log-prob bits");
+    EXPECT(!memcmp(grads_first, gpu->grads_memory, sizeof(float) * gpu->num_params),
+           "a second backward gave other gradient bits");
+    free(grads_first);
+    free(lp_first);
+
+    /* 10 AdamW steps on the mean NLL, with weight decay and clipping */
+    float* start = malloc(sizeof(float) * cpu->num_params);
+    memcpy(start, cpu->params_memory, sizeof(float) * cpu->num_params);
+    AdamWConfig hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f};
+    for (int i = 0; i < N; i++) dlp[i] = targets[i] == TOK_PAD ? 0.0f : -1.0f / n_real;
+    float first_loss = 0, last_loss = 0;
+    for (int step = 0; step < 10; step++) {
+        Model* ms[2] = {cpu, gpu};
+        float* lps[2] = {lp_c, lp_g};
+        float norms[2];
+        for (int k = 0; k < 2; k++) {
+            model_zero_grad(ms[k]);
+            model_forward(ms[k], inputs, targets, B, T, lps[k]);
+            model_backward(ms[k], dlp);
+            norms[k] = model_step(ms[k], &hp, 0.5f);
+        }
+        double loss = 0;
+        for (int i = 0; i < N; i++) loss -= lp_c[i] / n_real;
+        if (step == 0) first_loss = (float)loss;
+        last_loss = (float)loss;
+        EXPECT(fabs(norms[0] - norms[1]) <= 1e-3 * norms[0], "step %d: grad norms %.7g vs %.7g", step, norms[0],
+               norms[1]);
+    }
+    gpu->backend->download(gpu);
+    /* Elements whose gradient is zero in exact arithmetic (the key biases: softmax ignores a
+     * constant added to a row of scores) get rounding noise of ~1e-10 as gradient, which
+     * Adam scales up to a step of up to lr * noise / (noise + eps) on each side, differently
+     * on each side: they are held only to the mean and to the bound of two AdamW runs, and
+     * the largest difference is taken over elements with |gradient| >= 1e-6. */
+    double mean_d, d_params = 0.0, d_noise = 0.0;
+    long n_noise = 0;
+    max_abs_diff(cpu->params_memory, gpu->params_memory, cpu->num_params, &mean_d);
+    for (size_t i = 0; i < cpu->num_params; i++) {
+        double e = fabs((double)cpu->params_memory[i] - gpu->params_memory[i]);
+        if (fabs(cpu->grads_memory[i]) >= 1e-6) {
+            if (e > d_params) d_params = e;
+        } else {
+            n_noise++;
+            if (e > d_noise) d_noise = e;
+        }
+    }
+    double moved = max_abs_diff(start, cpu->params_memory, cpu->num_params, NULL);
+    printf("10 AdamW steps: loss %.4f -> %.4f, params moved up to %.3g; max |param diff| %.3g where |grad| >= 1e-6, "
+           "mean %.3g over all; %ld elements with |grad| < 1e-6 differ by up to %.3g\n", first_loss, last_loss, moved,
+           d_params, mean_d, n_noise, d_noise);
+    EXPECT(d_noise <= 2.0 * 10 * hp.lr, "near-zero-gradient elements differ by %.3g, more than two AdamW runs can",
+           d_noise);
+    off = 0;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) { /* where the largest differences sit */
+        size_t n = cpu->tensor_sizes[t], worst = 0;
+        double d = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs((double)cpu->params_memory[off + i] - gpu->params_memory[off + i]);
+            if (e > d) { d = e; worst = i; }
+        }
+        printf("  param %-9s max |diff| %.3g at %zu (cpu grad there %.3g)\n", GPT_TENSOR_NAMES[t], d, worst,
+               cpu->grads_memory[off + worst]);
+        off += n;
+    }
+    EXPECT(moved > 5e-3, "AdamW barely moved the parameters (%.3g)", moved);
+    EXPECT(d_params <= 2e-4, "parameters after 10 AdamW steps differ by up to %.3g (tolerance 2e-4)", d_params);
+    EXPECT(mean_d <= 1e-6, "parameters after 10 AdamW steps differ by %.3g on average (tolerance 1e-6)", mean_d);
+    EXPECT(gpu->step == 10 && cpu->step == 10, "step counters %ld, %ld", cpu->step, gpu->step);
+    double d_m = max_abs_diff(cpu->m_memory, gpu->m_memory, cpu->num_params, NULL);
+    printf("Adam first moment: max |diff| %.3g (of max %.3g)\n", d_m, max_abs(cpu->m_memory, cpu->num_params));
+    model_forward(cpu, inputs, targets, B, T, lp_c);
+    model_forward(gpu, inputs, targets, B, T, lp_g);
+    d_lp = max_abs_diff(lp_c, lp_g, N, NULL);
+    printf("after the steps: max |logprob diff| %.3g\n", d_lp);
+    EXPECT(d_lp <= 1e-3, "log-probs after 10 steps differ by %.3g (tolerance 1e-3)", d_lp);
+
+    free(start);
+    free(inputs);
+    free(targets);
+    free(lp_c);
+    free(lp_g);
+    free(dlp);
+    free(lg_c);
+    free(lg_g);
+    model_free(cpu);
+    model_free(gpu);
+}
+
+static void test_generation(const ModelBackend* be) {
+    enum { B = 4, MAXB = 6, NEW = 72, STRIDE = 80 };
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
+    Model* cpu = model_create(&cfg, model_backend_find("cpu"), MAXB, 21);
+    Model* gpu = model_create(&cfg, be, MAXB, 21);
+    /* As in tests/unit/test_model_generate.c: larger weights separate the logits so float
+     * rounding cannot flip a greedy choice, and a zero EOS embedding keeps rows running. */
+    RngStream wr = rng_stream(5, 0, 0, RNG_TEST);
+    for (size_t i = 0; i < cpu->num_params; i++) cpu->params_memory[i] += 0.2f * rng_normal(&wr);
+    memset(cpu->params.wte + (size_t)TOK_EOS * cfg.d_model, 0, sizeof(float) * cfg.d_model);
+    memcpy(gpu->params_memory, cpu->params_memory, cpu->num_params * sizeof(float));
+    gpu->backend->upload(gpu);
+
+    /* row 1 runs into n_ctx first; rows 0, 2, 3 then decode from slots {0, 2, 3} */
+    int prompts[B * STRIDE], lens[B] = {3, 70, 17, 9};
+    for (int b = 0; b < B; b++) {
+        prompts[b * STRIDE] = TOK_BOS;
+        for (int t = 1; t < STRIDE; t++) prompts[b * STRIDE + t] = 'a' + (int)rng_below(&wr, 26);
+    }
+    int out_c[B * NEW], len_c[B], out_g[B * NEW], len_g[B];
+    GenConfig greedy = {.sampler = {.temperature = 0.0f, .top_p = 1.0f}, .max_new_tokens = NEW, .stop = NULL};
+    RngStream unused1 = rng_stream(1, 0, 0, RNG_GENERATE), unused2 = rng_stream(1, 0, 0, RNG_GENERATE);
+    model_generate(cpu, prompts, STRIDE, lens, B, &greedy, &unused1, out_c, len_c);
+    model_generate(gpu, prompts, STRIDE, lens, B, &greedy, &unused2, out_g, len_g);
+    for (int b = 0; b < B; b++) {
+        int same = 0;
+        while (same < len_c[b] && same < len_g[b] && out_c[b * NEW + same] == out_g[b * NEW + same]) same++;
+        printf("greedy row %d: prompt %2d, cpu %2d tokens, gpu %2d tokens, %2d equal before the first difference\n", b,
+               lens[b], len_c[b], len_g[b], same);
+        EXPECT(len_c[b] == len_g[b] && same == len_c[b], "row %d: greedy generation differs at token %d", b, same);
+        if (lens[b] + NEW <= cfg.n_ctx) EXPECT(len_c[b] >= 64, "row %d: only %d tokens (want >= 64)", b, len_c[b]);
+    }
+    EXPECT(len_c[1] < NEW, "row 1 was meant to stop early at n_ctx (%d tokens)", len_c[1]);
+
+    /* sampling (temperature 1): same stream, so the same tokens until rounding flips one */
+    GenConfig sample = {.sampler = {.temperature = 1.0f, .top_p = 0.95f}, .max_new_tokens = NEW, .stop = NULL};
+    RngStream r1 = rng_stream(77, 2, 9, RNG_GENERATE), r2 = rng_stream(77, 2, 9, RNG_GENERATE);
+    model_generate(cpu, prompts, STRIDE, lens, B, &sample, &r1, out_c, len_c);
+    model_generate(gpu, prompts, STRIDE, lens, B, &sample, &r2, out_g, len_g);
+    int total = 0, equal = 0;
+    for (int b = 0; b < B; b++) {
+        int same = 0;
+        while (same < len_c[b] && same < len_g[b] && out_c[b * NEW + same] == out_g[b * NEW + same]) same++;
+        equal += same;
+        total += len_c[b];
+    }
+    printf("sampled (temperature 1, top-p 0.95): %d of %d cpu tokens equal before each row's first difference "
+           "(informational)\n", equal, total);
+    model_free(cpu);
+    model_free(gpu);
+}
+
+int main(void) {
+#ifndef SAPO_TEST_CUDA_EMULATION
+#ifndef SAPO_HAVE_CUDA
+    printf("skipped: this build has no CUDA backend (configure with -DSAPO_CUDA=ON where nvcc exists)\n");
+    return 77;
+#endif
+#endif
+    const ModelBackend* be = gpu_backend();
+    if (!be) {
+        printf("skipped: no CUDA device is visible (cudaGetDeviceCount gives none)\n");
+        return 77;
+    }
+    const char* tf32 = getenv("SAPO_CUDA_TF32");
+    printf("backend %s, TF32 %s\n", BACKEND_LABEL, tf32 && *tf32 && strcmp(tf32, "0") ? "ON" : "off");
+    test_training(be);
+    test_generation(be);
+#ifdef SAPO_TEST_CUDA_EMULATION
+    printf("emulated kernel launches: %d\n", cuda_emu_launch_count());
+#endif
+    return test_finish("gpu parity");
+}
