@@ -29,7 +29,20 @@ GroupVerdict group_verify(const RolloutGroup* g, int max_completions, float* rew
         set_error(why, whylen, "%s: generator config is not a JSON object", spec->name);
         return GROUP_BAD_CONFIG;
     }
+    /* Only the known presets: a config a peer made up could ask the generator for an
+     * arbitrarily large item (a huge matrix, say) and stall the receiver. */
     char err[256];
+    int known = 0;
+    for (int p = 0; p < task_preset_count() && !known; p++) {
+        cJSON* preset = task_config_build(spec, task_preset_name(p), NULL, err, sizeof err);
+        known = preset && cJSON_Compare(preset, config, 1);
+        cJSON_Delete(preset);
+    }
+    if (!known) {
+        cJSON_Delete(config);
+        set_error(why, whylen, "%s: generator config is not one of the presets", spec->name);
+        return GROUP_BAD_CONFIG;
+    }
     cJSON* entry = task_generate_entry(spec, config, g->seed, g->index, err, sizeof err);
     cJSON_Delete(config);
     if (!entry) {

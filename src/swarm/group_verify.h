@@ -11,7 +11,7 @@
 typedef enum {
     GROUP_OK = 0,
     GROUP_UNKNOWN_TASK,  /* task id not ported here */
-    GROUP_BAD_CONFIG,    /* config is not a JSON object the generator accepts */
+    GROUP_BAD_CONFIG,    /* config is not one of the task's presets, or the generator refuses it */
     GROUP_MISMATCH,      /* question, answer or metadata differ from the regenerated item */
     GROUP_BAD_SIZE,      /* no completions, or more than the receiver trains on */
 } GroupVerdict;
