@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 /* Code that changes the current cell from previous_value to new_value: the shorter of
  * plain +/- runs and a multiply loop over the next cell (ties keep the plain run);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 #define BF_TAPE_SIZE 30000
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 /* Operators in the order of reasoning_gym's Operator enum (list(Operator) order), after
  * the variable leaf. */

@@ -10,7 +10,7 @@
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 /* A sub-generator returns None now and then and the package simply draws again; this many
  * Nones in a row means a grid size it can never fill. */

@@ -12,7 +12,7 @@
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 static const char* const BF_PROMPTS[2] = {
     "This is a BF (Brainf*ck) computer program. What is the output?\n\n%s\n\nRespond only with the exact "

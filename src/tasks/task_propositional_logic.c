@@ -12,7 +12,7 @@
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
-#include "tasks/textbuf_chars.h"
+#include "tasks/textbuf.h"
 
 static const char PL_QUESTION_HEAD[] =
     "The following question is a propositional logic reasoning question.\n\n"
