@@ -86,7 +86,8 @@ static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo pretrain CONFIG.ini [section.key=value ...] [--out CKPT] [--quiet]\n"
             "Supervised warm-up on task demonstrations: [pretrain] steps, batch, lr; the model\n"
-            "shape from [model] (node 0); tasks from [tasks]. Writes the checkpoint to --out,\n"
+            "shape from [model] (node 0); tasks from [tasks]; starts from model.init when set\n"
+            "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
             "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n");
 }
 
@@ -129,6 +130,11 @@ int cmd_pretrain(int argc, char** argv) {
     gen.stop = COMPLETION_STOP;
     int rows = B > 64 ? B : 64;
     Model* m = model_create(&gc, model_backend_find("cpu"), rows, (uint64_t)config_int(cfg, "model.init_seed"));
+    const char* init = config_string(cfg, "model.init");
+    if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
+        fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
+        return 2;
+    }
     int T = gc.n_ctx;
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
