@@ -1,5 +1,5 @@
 """Shared plumbing of test_task_basic_arithmetic.py and test_task_decimal_arithmetic.py:
-run tool_arith_check (gen / score / preset), generate the same items with reasoning_gym
+run tool_task_check (gen / score / preset), generate the same items with reasoning_gym
 (a per-item time limit, since a few basic_arithmetic items make the package loop for
 minutes), and compare item for item and score for score."""
 import contextlib
@@ -14,8 +14,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("SAPO_BUILD_DIR", "build")
-TOOL = next((p for p in (os.path.join(BUILD, "tests", "tool_arith_check"), os.path.join(BUILD, "tool_arith_check"))
-             if os.path.exists(p)), os.path.join(BUILD, "tests", "tool_arith_check"))
+TOOL = next((p for p in (os.path.join(BUILD, "tests", "tool_task_check"), os.path.join(BUILD, "tool_task_check"))
+             if os.path.exists(p)), os.path.join(BUILD, "tests", "tool_task_check"))
 TOL = 1e-9
 
 
@@ -23,7 +23,7 @@ def tool(*args, stdin=None):
     if not os.path.exists(TOOL):
         pytest.fail(f"{TOOL} is missing (build the project first)")
     proc = subprocess.run([TOOL, *map(str, args)], input=stdin, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"tool_arith_check {' '.join(map(str, args[:2]))} failed: {proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"tool_task_check {' '.join(map(str, args[:2]))} failed: {proc.stderr[-2000:]}"
     return [json.loads(x) for x in proc.stdout.split("\n") if x]
 
 
