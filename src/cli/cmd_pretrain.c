@@ -37,7 +37,7 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
 
 /* pass@1 per task on `per_task` fresh questions each, sampled as the swarm samples. */
 static void report_skill(Model* m, const TaskSet* ts, const GenConfig* gen, uint64_t seed, int per_task, FILE* out) {
-    int rows = m->max_batch, n_ctx = m->cfg.n_ctx;
+    int rows = m->cap.max_prefixes < m->cap.max_rows ? m->cap.max_prefixes : m->cap.max_rows, n_ctx = m->cfg.n_ctx;
     int* prompts = mallocCheck(sizeof(int) * rows * n_ctx);
     int* lens = mallocCheck(sizeof(int) * rows);
     int* toks = mallocCheck(sizeof(int) * rows * gen->max_new_tokens);
@@ -128,8 +128,9 @@ int cmd_pretrain(int argc, char** argv) {
     uint64_t seed = (uint64_t)config_int(cfg, "swarm.seed");
     GenConfig gen = gen_config_from(cfg, 0);
     gen.stop = COMPLETION_STOP;
-    int rows = B > 64 ? B : 64;
-    Model* m = model_create(&gc, model_backend_find("cpu"), rows, (uint64_t)config_int(cfg, "model.init_seed"));
+    /* one demonstration per group; evaluation generates for up to 64 prompts at once */
+    ModelCapacity cap = model_capacity_for(&gc, (int)config_int(cfg, "model.micro_tokens"), B, 1, gen.max_new_tokens, 64, 64);
+    Model* m = model_create_cap(&gc, model_backend_find("cpu"), &cap, (uint64_t)config_int(cfg, "model.init_seed"));
     const char* init = config_string(cfg, "model.init");
     if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
         fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
@@ -142,8 +143,9 @@ int cmd_pretrain(int argc, char** argv) {
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);
-    int *in = mallocCheck(sizeof(int) * B * T), *tg = mallocCheck(sizeof(int) * B * T);
-    float *lp = mallocCheck(sizeof(float) * B * T), *dlp = mallocCheck(sizeof(float) * B * T);
+    Packer pk;
+    packer_init(&pk, m, 0, 1);
+    float *lp = mallocCheck(sizeof(float) * pk.cap_tokens), *dlp = mallocCheck(sizeof(float) * pk.cap_tokens);
     double t0 = bench_now(), ema = 0.0, last_print = t0;
     for (int step = 1; step <= steps; step++) {
         RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
@@ -152,17 +154,7 @@ int cmd_pretrain(int argc, char** argv) {
             demos[b] = answer_demonstration(cJSON_GetObjectItem(qs[b].entry, "answer")->valuestring);
             ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, gen.max_new_tokens), demos[b]};
         }
-        int Tb = 2; /* the shortest rows that hold the batch */
-        for (int b = 0; b < B; b++) {
-            int len = 2 + (int)strlen(ex[b].prompt) + (int)strlen(ex[b].completion);
-            if (len > Tb) Tb = len;
-        }
-        if (Tb > T) Tb = T;
-        sft_pack(ex, B, Tb, in, tg);
-        model_zero_grad(m);
-        model_forward(m, in, tg, B, Tb, lp);
-        float loss = sft_loss_grad(lp, tg, B * Tb, dlp);
-        model_backward(m, dlp);
+        float loss = sft_accumulate(m, &pk, ex, B, lp, dlp);
         model_step(m, &hp, clip);
         ema = step == 1 ? loss : 0.98 * ema + 0.02 * loss;
         for (int b = 0; b < B; b++) {
@@ -187,8 +179,7 @@ int cmd_pretrain(int argc, char** argv) {
     free(qs);
     free(ex);
     free(demos);
-    free(in);
-    free(tg);
+    packer_free(&pk);
     free(lp);
     free(dlp);
     free(owned);

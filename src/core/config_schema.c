@@ -26,6 +26,8 @@ const CfgField CONFIG_SCHEMA[] = {
     ENUM("model.backend", "cpu", "cpu|cuda|auto", PER_NODE, "where the node computes; auto = cuda when built and a GPU is visible"),
     STRING("model.init", "", PER_NODE, "checkpoint to start from; empty = random init"),
     INT("model.init_seed", "1337", 0, TWO_62, GLOBAL, "seed of the random init"),
+    INT("model.micro_tokens", "4096", 64, 1 << 24, PER_NODE,
+        "tokens per forward/backward micro-batch (training, prefill); bounds activation memory, results unchanged"),
 
     /* [optim] AdamW, shared by warm-up and GRPO. */
     FLOAT("optim.lr", "3e-4", 0, 1, PER_NODE, "learning rate"),

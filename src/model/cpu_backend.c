@@ -11,42 +11,46 @@
 #include "model/gpt.h"
 
 typedef struct {
-    /* forward activations, capacity max_batch x n_ctx rows; per-layer arrays are (L, ...) */
-    int* inputs;       /* (B, T) */
-    int* targets;      /* (B, T) */
-    float* encoded;    /* (B, T, C) */
-    float* ln1;        /* (L, B, T, C) */
-    float* ln1_mean;   /* (L, B, T) */
-    float* ln1_rstd;   /* (L, B, T) */
-    float* qkv;        /* (L, B, T, 3C) */
-    float* atty;       /* (L, B, T, C) */
-    float* att;        /* (L, B, NH, T, T) */
-    float* residual2;  /* (L, B, T, C) */
-    float* ln2;        /* (L, B, T, C) */
-    float* ln2_mean;   /* (L, B, T) */
-    float* ln2_rstd;   /* (L, B, T) */
-    float* fch;        /* (L, B, T, 4C) */
-    float* fch_gelu;   /* (L, B, T, 4C) */
-    float* fch_tanh;   /* (L, B, T, 4C) the GELU's tanh, for its backward */
-    float* residual3;  /* (L, B, T, C) */
-    float* lnf;        /* (B, T, C) */
-    float* lnf_mean;   /* (B, T) */
-    float* lnf_rstd;   /* (B, T) */
-    float* logits;     /* (B, T, V) */
-    float* probs;      /* (B, T, V) */
+    /* forward activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
+     * packed by the batch's own N, so a small batch touches only the front of each */
+    int* inputs;       /* (N) */
+    int* targets;      /* (N) */
+    int* pos;          /* (N) positions */
+    Segment* segs;     /* the last forward's segments */
+    int n_segs, seg_cap;
+    float* encoded;    /* (N, C) */
+    float* ln1;        /* (L, N, C) */
+    float* ln1_mean;   /* (L, N) */
+    float* ln1_rstd;   /* (L, N) */
+    float* qkv;        /* (L, N, 3C) */
+    float* atty;       /* (L, N, C) */
+    float* att;        /* (L, att): per segment and head, (len, prefix len + len) */
+    float* residual2;  /* (L, N, C) */
+    float* ln2;        /* (L, N, C) */
+    float* ln2_mean;   /* (L, N) */
+    float* ln2_rstd;   /* (L, N) */
+    float* fch;        /* (L, N, 4C) */
+    float* fch_gelu;   /* (L, N, 4C) */
+    float* fch_tanh;   /* (L, N, 4C) the GELU's tanh, for its backward */
+    float* residual3;  /* (L, N, C) */
+    float* lnf;        /* (N, C) */
+    float* lnf_mean;   /* (N) */
+    float* lnf_rstd;   /* (N) */
+    float* logits;     /* (N, V) */
+    float* probs;      /* (N, V) */
     /* backward scratch */
-    float* dresidual;  /* (B, T, C) */
-    float* dC;         /* (B, T, C) */
-    float* dC2;        /* (B, T, C) */
-    float* d3C;        /* (B, T, 3C) */
-    float* d4C;        /* (B, T, 4C) */
-    float* d4C2;       /* (B, T, 4C) */
-    float* datt;       /* (T, T) */
-    float* dlogits;    /* (B, T, V) */
-    /* KV cache for generation: (L, slots, n_ctx, C) each */
-    float* kcache;
-    float* vcache;
-    /* decode scratch, (slots, ...) */
+    float* dresidual;  /* (N, C) */
+    float* dC;         /* (N, C) */
+    float* dC2;        /* (N, C) */
+    float* d3C;        /* (N, 3C) */
+    float* d4C;        /* (N, 4C) */
+    float* d4C2;       /* (N, 4C) */
+    float* datt;       /* (n_ctx, n_ctx): one segment and head */
+    float* dlogits;    /* (N, V) */
+    /* KV cache for generation: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C) */
+    float *kprefix, *vprefix;
+    float *krow, *vrow;
+    /* decode scratch, (max_rows, ...) */
     float* x;          /* (n, C) residual stream */
     float* xn;         /* (n, C) normalised */
     float* q3;         /* (n, 3C) */
@@ -57,69 +61,76 @@ typedef struct {
     float* tmp;        /* (n, C) */
     float* mean;       /* (n) */
     float* rstd;       /* (n) */
-    float* scores;     /* (n_ctx) */
-    int B, T;          /* shape of the last forward */
+    float* scores;     /* (max_rows, n_ctx) one head's weights for a run of rows */
+    int N;             /* tokens of the last forward */
+    long att_used;     /* attention weights per layer of the last forward */
 } CpuState;
 
 static void cpu_setup(Model* m) {
     CpuState* s = callocCheck(1, sizeof *s);
     const GPTConfig* c = &m->cfg;
-    size_t B = m->max_batch, T = c->n_ctx, C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
-    size_t BT = B * T;
-    s->inputs = mallocCheck(BT * sizeof(int));
-    s->targets = mallocCheck(BT * sizeof(int));
-    s->encoded = mallocCheck(BT * C * sizeof(float));
-    s->ln1 = mallocCheck(L * BT * C * sizeof(float));
-    s->ln1_mean = mallocCheck(L * BT * sizeof(float));
-    s->ln1_rstd = mallocCheck(L * BT * sizeof(float));
-    s->qkv = mallocCheck(L * BT * 3 * C * sizeof(float));
-    s->atty = mallocCheck(L * BT * C * sizeof(float));
-    s->att = mallocCheck(L * B * NH * T * T * sizeof(float));
-    s->residual2 = mallocCheck(L * BT * C * sizeof(float));
-    s->ln2 = mallocCheck(L * BT * C * sizeof(float));
-    s->ln2_mean = mallocCheck(L * BT * sizeof(float));
-    s->ln2_rstd = mallocCheck(L * BT * sizeof(float));
-    s->fch = mallocCheck(L * BT * 4 * C * sizeof(float));
-    s->fch_gelu = mallocCheck(L * BT * 4 * C * sizeof(float));
-    s->fch_tanh = mallocCheck(L * BT * 4 * C * sizeof(float));
-    s->residual3 = mallocCheck(L * BT * C * sizeof(float));
-    s->lnf = mallocCheck(BT * C * sizeof(float));
-    s->lnf_mean = mallocCheck(BT * sizeof(float));
-    s->lnf_rstd = mallocCheck(BT * sizeof(float));
-    s->logits = mallocCheck(BT * V * sizeof(float));
-    s->probs = mallocCheck(BT * V * sizeof(float));
-    s->dresidual = mallocCheck(BT * C * sizeof(float));
-    s->dC = mallocCheck(BT * C * sizeof(float));
-    s->dC2 = mallocCheck(BT * C * sizeof(float));
-    s->d3C = mallocCheck(BT * 3 * C * sizeof(float));
-    s->d4C = mallocCheck(BT * 4 * C * sizeof(float));
-    s->d4C2 = mallocCheck(BT * 4 * C * sizeof(float));
+    const ModelCapacity* cap = &m->cap;
+    size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab;
+    size_t R = cap->max_rows;
+    s->inputs = mallocCheck(N * sizeof(int));
+    s->targets = mallocCheck(N * sizeof(int));
+    s->pos = mallocCheck(N * sizeof(int));
+    s->seg_cap = 64;
+    s->segs = mallocCheck((size_t)s->seg_cap * sizeof(Segment));
+    s->encoded = mallocCheck(N * C * sizeof(float));
+    s->ln1 = mallocCheck(L * N * C * sizeof(float));
+    s->ln1_mean = mallocCheck(L * N * sizeof(float));
+    s->ln1_rstd = mallocCheck(L * N * sizeof(float));
+    s->qkv = mallocCheck(L * N * 3 * C * sizeof(float));
+    s->atty = mallocCheck(L * N * C * sizeof(float));
+    s->att = mallocCheck(L * (size_t)cap->max_att * sizeof(float));
+    s->residual2 = mallocCheck(L * N * C * sizeof(float));
+    s->ln2 = mallocCheck(L * N * C * sizeof(float));
+    s->ln2_mean = mallocCheck(L * N * sizeof(float));
+    s->ln2_rstd = mallocCheck(L * N * sizeof(float));
+    s->fch = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->fch_gelu = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->fch_tanh = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->residual3 = mallocCheck(L * N * C * sizeof(float));
+    s->lnf = mallocCheck(N * C * sizeof(float));
+    s->lnf_mean = mallocCheck(N * sizeof(float));
+    s->lnf_rstd = mallocCheck(N * sizeof(float));
+    s->logits = mallocCheck(N * V * sizeof(float));
+    s->probs = mallocCheck(N * V * sizeof(float));
+    s->dresidual = mallocCheck(N * C * sizeof(float));
+    s->dC = mallocCheck(N * C * sizeof(float));
+    s->dC2 = mallocCheck(N * C * sizeof(float));
+    s->d3C = mallocCheck(N * 3 * C * sizeof(float));
+    s->d4C = mallocCheck(N * 4 * C * sizeof(float));
+    s->d4C2 = mallocCheck(N * 4 * C * sizeof(float));
     s->datt = mallocCheck(T * T * sizeof(float));
-    s->dlogits = mallocCheck(BT * V * sizeof(float));
-    s->kcache = mallocCheck(L * BT * C * sizeof(float));
-    s->vcache = mallocCheck(L * BT * C * sizeof(float));
-    s->x = mallocCheck(B * C * sizeof(float));
-    s->xn = mallocCheck(B * C * sizeof(float));
-    s->q3 = mallocCheck(B * 3 * C * sizeof(float));
-    s->y = mallocCheck(B * C * sizeof(float));
-    s->h4 = mallocCheck(B * 4 * C * sizeof(float));
-    s->h4g = mallocCheck(B * 4 * C * sizeof(float));
-    s->h4t = mallocCheck(B * 4 * C * sizeof(float));
-    s->tmp = mallocCheck(B * C * sizeof(float));
-    s->mean = mallocCheck(B * sizeof(float));
-    s->rstd = mallocCheck(B * sizeof(float));
-    s->scores = mallocCheck(T * sizeof(float));
+    s->dlogits = mallocCheck(N * V * sizeof(float));
+    s->kprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
+    s->vprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
+    s->krow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
+    s->vrow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
+    s->x = mallocCheck(R * C * sizeof(float));
+    s->xn = mallocCheck(R * C * sizeof(float));
+    s->q3 = mallocCheck(R * 3 * C * sizeof(float));
+    s->y = mallocCheck(R * C * sizeof(float));
+    s->h4 = mallocCheck(R * 4 * C * sizeof(float));
+    s->h4g = mallocCheck(R * 4 * C * sizeof(float));
+    s->h4t = mallocCheck(R * 4 * C * sizeof(float));
+    s->tmp = mallocCheck(R * C * sizeof(float));
+    s->mean = mallocCheck(R * sizeof(float));
+    s->rstd = mallocCheck(R * sizeof(float));
+    s->scores = mallocCheck(R * T * sizeof(float));
     m->state = s;
 }
 
 static void cpu_teardown(Model* m) {
     CpuState* s = m->state;
     if (!s) return;
-    void* bufs[] = {s->inputs, s->targets, s->encoded, s->ln1, s->ln1_mean, s->ln1_rstd, s->qkv, s->atty,
-                    s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu, s->fch_tanh,
-                    s->residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs, s->dresidual,
-                    s->dC, s->dC2, s->d3C, s->d4C, s->d4C2, s->datt, s->dlogits, s->kcache, s->vcache,
-                    s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores};
+    void* bufs[] = {s->inputs, s->targets, s->pos, s->segs, s->encoded, s->ln1, s->ln1_mean, s->ln1_rstd, s->qkv,
+                    s->atty, s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu,
+                    s->fch_tanh, s->residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs, s->dresidual,
+                    s->dC, s->dC2, s->d3C, s->d4C, s->d4C2, s->datt, s->dlogits, s->kprefix, s->vprefix, s->krow,
+                    s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s);
     m->state = NULL;
@@ -131,25 +142,40 @@ static void cpu_download(Model* m) { (void)m; }
 
 static void cpu_get_logits(Model* m, float* out) {
     CpuState* s = m->state;
-    memcpy(out, s->logits, (size_t)s->B * s->T * m->cfg.vocab * sizeof(float));
+    memcpy(out, s->logits, (size_t)s->N * m->cfg.vocab * sizeof(float));
 }
 
-/* Embedding and every transformer block for inputs (B, T); leaves the final residual
+/* Keeps the batch's layout (tokens, positions, segments) for the backward pass. */
+static void keep_layout(CpuState* s, const PackedBatch* pb) {
+    if (pb->n_segments > s->seg_cap) {
+        s->seg_cap = pb->n_segments;
+        free(s->segs);
+        s->segs = mallocCheck((size_t)s->seg_cap * sizeof(Segment));
+    }
+    memcpy(s->segs, pb->segs, (size_t)pb->n_segments * sizeof(Segment));
+    s->n_segs = pb->n_segments;
+    s->N = pb->n_tokens;
+    memcpy(s->inputs, pb->inputs, (size_t)s->N * sizeof(int));
+    memcpy(s->targets, pb->targets, (size_t)s->N * sizeof(int));
+    packed_positions(s->pos, s->segs, s->n_segs);
+}
+
+/* Embedding and every transformer block for the kept layout; leaves the final residual
  * stream in residual3 of the last layer. */
-static void forward_blocks(Model* m, const int* inputs, int B, int T) {
+static void forward_blocks(Model* m) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
-    int C = c->d_model, NH = c->n_head, N = B * T;
+    int C = c->d_model, NH = c->n_head, N = s->N;
     size_t NC = (size_t)N * C;
-    memcpy(s->inputs, inputs, (size_t)N * sizeof(int));
-    encoder_forward(s->encoded, inputs, p->wte, p->wpe, B, T, C);
+    s->att_used = packed_att_size(c, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
+    encoder_forward(s->encoded, s->inputs, s->pos, p->wte, p->wpe, N, C);
     for (int l = 0; l < c->n_layer; l++) {
         const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
         float* ln1 = s->ln1 + l * NC;
         float* qkv = s->qkv + l * NC * 3;
         float* atty = s->atty + l * NC;
-        float* att = s->att + (size_t)l * B * NH * T * T;
+        float* att = s->att + (size_t)l * s->att_used;
         float* res2 = s->residual2 + l * NC;
         float* ln2 = s->ln2 + l * NC;
         float* fch = s->fch + l * NC * 4;
@@ -157,7 +183,7 @@ static void forward_blocks(Model* m, const int* inputs, int B, int T) {
         float* res3 = s->residual3 + l * NC;
         layernorm_forward(ln1, s->ln1_mean + l * N, s->ln1_rstd + l * N, residual, p->ln1w + l * C, p->ln1b + l * C, N, C);
         matmul_forward(qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
-        attention_forward(atty, att, qkv, B, T, C, NH);
+        attention_forward(atty, att, qkv, s->segs, s->n_segs, C, NH);
         matmul_forward(res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
         residual_forward(res2, res2, residual, (int)NC);
         layernorm_forward(ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C, p->ln2b + l * C, N, C);
@@ -168,18 +194,17 @@ static void forward_blocks(Model* m, const int* inputs, int B, int T) {
     }
 }
 
-static void cpu_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs) {
+static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
-    int C = c->d_model, V = c->vocab, N = B * T;
-    forward_blocks(m, inputs, B, T);
-    memcpy(s->targets, targets, (size_t)N * sizeof(int));
+    int C = c->d_model, V = c->vocab;
+    keep_layout(s, pb);
+    forward_blocks(m);
+    int N = s->N;
     const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
     layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, last, m->params.lnfw, m->params.lnfb, N, C);
     matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V);
-    logprob_forward(logprobs, s->probs, s->logits, targets, N, V, TOK_PAD);
-    s->B = B;
-    s->T = T;
+    logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD);
 }
 
 static void cpu_backward(Model* m, const float* dlogprobs) {
@@ -187,7 +212,7 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
     GPTParams* g = &m->grads;
-    int B = s->B, T = s->T, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer, N = B * T;
+    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer;
     size_t NC = (size_t)N * C;
 
     logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD);
@@ -215,15 +240,15 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
         matmul_backward(s->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, s->atty + l * NC,
                         p->attprojw + (size_t)l * C * C, N, C, C);
         memset(s->d3C, 0, NC * 3 * sizeof(float));
-        attention_backward(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * B * NH * T * T, B, T,
-                           C, NH);
+        attention_backward(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used, s->segs,
+                           s->n_segs, C, NH);
         memset(s->dC, 0, NC * sizeof(float));
         matmul_backward(s->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->d3C, s->ln1 + l * NC,
                         p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C);
         layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dC, residual, p->ln1w + l * C,
                            s->ln1_mean + l * N, s->ln1_rstd + l * N, N, C);
     }
-    encoder_backward(g->wte, g->wpe, s->dresidual, s->inputs, B, T, C);
+    encoder_backward(g->wte, g->wpe, s->dresidual, s->inputs, s->pos, N, C);
 }
 
 static void cpu_zero_grad(Model* m) { memset(m->grads_memory, 0, m->num_params * sizeof(float)); }
@@ -250,40 +275,86 @@ static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
     }
 }
 
-static void cpu_prefill(Model* m, const int* tokens, const int* lens, int B, int T, float* logits) {
+static void cpu_prefill(Model* m, const PackedBatch* pb) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
-    int C = c->d_model, V = c->vocab, N = B * T;
-    size_t NC = (size_t)N * C, slot_stride = (size_t)c->n_ctx * C, layer_stride = (size_t)m->max_batch * slot_stride;
-    forward_blocks(m, tokens, B, T);
+    int C = c->d_model;
+    if (pb->n_segments > m->cap.max_prefixes)
+        sapo_die("prefill of %d prompts exceeds the model's %d prompt caches", pb->n_segments, m->cap.max_prefixes);
+    keep_layout(s, pb);
+    forward_blocks(m);
+    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
+    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
     for (int l = 0; l < c->n_layer; l++) {
-        for (int b = 0; b < B; b++) {
-            for (int t = 0; t < T; t++) {
-                const float* row = s->qkv + l * NC * 3 + ((size_t)b * T + t) * 3 * C;
-                size_t at = l * layer_stride + b * slot_stride + (size_t)t * C;
-                memcpy(s->kcache + at, row + C, C * sizeof(float));
-                memcpy(s->vcache + at, row + 2 * C, C * sizeof(float));
+        for (int g = 0; g < pb->n_segments; g++) {
+            const Segment* sg = &pb->segs[g];
+            if (sg->prefix >= 0) sapo_die("prefill: segment %d has a prefix", g);
+            for (int t = 0; t < sg->len; t++) {
+                const float* row = s->qkv + l * NC * 3 + (size_t)(sg->start + t) * 3 * C;
+                size_t at = l * layer_stride + g * slot_stride + (size_t)t * C;
+                memcpy(s->kprefix + at, row + C, C * sizeof(float));
+                memcpy(s->vprefix + at, row + 2 * C, C * sizeof(float));
             }
         }
     }
-    const float* last = s->residual3 + (size_t)(c->n_layer - 1) * NC;
-    for (int b = 0; b < B; b++) {
-        memcpy(s->tmp + (size_t)b * C, last + ((size_t)b * T + lens[b] - 1) * C, C * sizeof(float));
-    }
-    layernorm_forward(s->xn, s->mean, s->rstd, s->tmp, m->params.lnfw, m->params.lnfb, B, C);
-    matmul_forward(logits, s->xn, m->params.wte, NULL, B, C, V);
 }
 
-static void cpu_decode(Model* m, const int* slots, const int* tokens, const int* pos, int n, float* logits) {
+/* Attention of decode rows [i0, i1), which share one prompt cache: the prompt part of every
+ * row's scores in one product per head, each row's own cached positions after it. */
+static void decode_attention_run(Model* m, const DecodeStep* d, int i0, int i1, int l) {
+    CpuState* s = m->state;
+    const GPTConfig* c = &m->cfg;
+    int C = c->d_model, NH = c->n_head, hs = C / NH, C3 = 3 * C, T = c->n_ctx, nr = i1 - i0;
+    float scale = 1.0f / sqrtf((float)hs);
+    int plen = d->prefix_len[i0];
+    size_t pslot = (size_t)T * C, play = (size_t)m->cap.max_prefixes * pslot;
+    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
+    const float* kp = s->kprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
+    const float* vp = s->vprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
+    for (int h = 0; h < NH; h++) {
+        const float* q = s->q3 + (size_t)i0 * C3 + h * hs;
+        /* scores row r: [prompt keys | the row's own keys], ld T */
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, C3, kp + h * hs, C, 0.0f,
+                              s->scores, T);
+        for (int r = 0; r < nr; r++) {
+            int i = i0 + r, own = d->pos[i] - plen + 1;
+            const float* kr = s->krow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
+            float* row = s->scores + (size_t)r * T;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, C, q + (size_t)r * C3, 1, 0.0f, row + plen, 1);
+            int n_keys = plen + own;
+            float mx = row[0];
+            for (int t = 1; t < n_keys; t++) mx = row[t] > mx ? row[t] : mx;
+            float sum = 0.0f;
+            for (int t = 0; t < n_keys; t++) {
+                row[t] = expf(row[t] - mx);
+                sum += row[t];
+            }
+            float inv = 1.0f / sum;
+            for (int t = 0; t < n_keys; t++) row[t] *= inv;
+            const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
+            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, C, row + plen, 1, 0.0f, s->y + (size_t)i * C + h * hs,
+                        1);
+        }
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, s->scores, T, vp + h * hs, C,
+                              1.0f, s->y + (size_t)i0 * C + h * hs, C);
+    }
+}
+
+static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
-    int C = c->d_model, NH = c->n_head, hs = C / NH, V = c->vocab;
-    size_t slot_stride = (size_t)c->n_ctx * C, layer_stride = (size_t)m->max_batch * slot_stride;
-    float scale = 1.0f / sqrtf((float)hs);
+    int C = c->d_model, V = c->vocab, n = d->n;
+    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
+    if (n > m->cap.max_rows) sapo_die("decode of %d rows exceeds the model's %d", n, m->cap.max_rows);
     for (int i = 0; i < n; i++) {
-        const float* we = p->wte + (size_t)tokens[i] * C;
-        const float* pe = p->wpe + (size_t)pos[i] * C;
+        int at = d->pos[i] - d->prefix_len[i];
+        if (d->rows[i] < 0 || d->rows[i] >= m->cap.max_rows || at < 0 || at >= m->cap.row_ctx || d->pos[i] >= c->n_ctx ||
+            (d->prefix_len[i] > 0 && (d->prefix[i] < 0 || d->prefix[i] >= m->cap.max_prefixes)))
+            sapo_die("decode row %d: cache row %d, prompt %d of %d positions, position %d outside the model's capacity",
+                     i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i]);
+        const float* we = p->wte + (size_t)d->tokens[i] * C;
+        const float* pe = p->wpe + (size_t)d->pos[i] * C;
         for (int j = 0; j < C; j++) s->x[(size_t)i * C + j] = we[j] + pe[j];
     }
     for (int l = 0; l < c->n_layer; l++) {
@@ -291,26 +362,17 @@ static void cpu_decode(Model* m, const int* slots, const int* tokens, const int*
         matmul_forward(s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C);
         for (int i = 0; i < n; i++) {
             const float* q = s->q3 + (size_t)i * 3 * C;
-            float* kc = s->kcache + l * layer_stride + slots[i] * slot_stride;
-            float* vc = s->vcache + l * layer_stride + slots[i] * slot_stride;
-            memcpy(kc + (size_t)pos[i] * C, q + C, C * sizeof(float));
-            memcpy(vc + (size_t)pos[i] * C, q + 2 * C, C * sizeof(float));
-            float* y = s->y + (size_t)i * C;
-            int n_keys = pos[i] + 1;
-            for (int h = 0; h < NH; h++) {
-                /* scores = K[0..pos] q_h * scale, softmax, y_h = V[0..pos]^T att */
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, n_keys, hs, scale, kc + h * hs, C, q + h * hs, 1, 0.0f,
-                            s->scores, 1);
-                float mx = s->scores[0];
-                for (int t = 1; t < n_keys; t++) mx = s->scores[t] > mx ? s->scores[t] : mx;
-                float sum = 0.0f;
-                for (int t = 0; t < n_keys; t++) {
-                    s->scores[t] = expf(s->scores[t] - mx);
-                    sum += s->scores[t];
-                }
-                cblas_sgemv(CblasRowMajor, CblasTrans, n_keys, hs, 1.0f / sum, vc + h * hs, C, s->scores, 1, 0.0f,
-                            y + h * hs, 1);
-            }
+            size_t at = l * rlay + (size_t)d->rows[i] * rslot + (size_t)(d->pos[i] - d->prefix_len[i]) * C;
+            memcpy(s->krow + at, q + C, C * sizeof(float));
+            memcpy(s->vrow + at, q + 2 * C, C * sizeof(float));
+        }
+        for (int i0 = 0; i0 < n;) { /* runs of adjacent rows reading the same prompt */
+            int i1 = i0 + 1;
+            while (i1 < n && d->prefix_len[i1] == d->prefix_len[i0] &&
+                   (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
+                i1++;
+            decode_attention_run(m, d, i0, i1, l);
+            i0 = i1;
         }
         matmul_forward(s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
         residual_forward(s->x, s->x, s->tmp, n * C);

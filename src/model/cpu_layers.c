@@ -27,28 +27,31 @@ static void sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, f
     }
 }
 
-void encoder_forward(float* out, const int* inp, const float* wte, const float* wpe, int B, int T, int C) {
-    for (int b = 0; b < B; b++) {
-        for (int t = 0; t < T; t++) {
-            float* o = out + ((size_t)b * T + t) * C;
-            const float* we = wte + (size_t)inp[b * T + t] * C;
-            const float* pe = wpe + (size_t)t * C;
-            for (int i = 0; i < C; i++) o[i] = we[i] + pe[i];
+void encoder_forward(float* out, const int* inp, const int* pos, const float* wte, const float* wpe, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        float* o = out + (size_t)n * C;
+        const float* we = wte + (size_t)inp[n] * C;
+        const float* pe = wpe + (size_t)pos[n] * C;
+        for (int i = 0; i < C; i++) o[i] = we[i] + pe[i];
+    }
+}
+
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, const int* pos, int N, int C) {
+    for (int n = 0; n < N; n++) {
+        const float* d = dout + (size_t)n * C;
+        float* dwe = dwte + (size_t)inp[n] * C;
+        float* dpe = dwpe + (size_t)pos[n] * C;
+        for (int i = 0; i < C; i++) {
+            dwe[i] += d[i];
+            dpe[i] += d[i];
         }
     }
 }
 
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, int B, int T, int C) {
-    for (int b = 0; b < B; b++) {
-        for (int t = 0; t < T; t++) {
-            const float* d = dout + ((size_t)b * T + t) * C;
-            float* dwe = dwte + (size_t)inp[b * T + t] * C;
-            float* dpe = dwpe + (size_t)t * C;
-            for (int i = 0; i < C; i++) {
-                dwe[i] += d[i];
-                dpe[i] += d[i];
-            }
-        }
+void packed_positions(int* pos, const Segment* segs, int n_segs) {
+    for (int s = 0; s < n_segs; s++) {
+        int first = segs[s].prefix >= 0 ? segs[segs[s].prefix].len : 0;
+        for (int i = 0; i < segs[s].len; i++) pos[segs[s].start + i] = first + i;
     }
 }
 
@@ -117,68 +120,100 @@ void matmul_backward(float* dinp, float* dw, float* dbias, const float* dout, co
     }
 }
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
-    int hs = C / NH;
+/* Row t of a (n, ctx) score block attends to columns 0..plen + t: softmax over those, zero
+ * after. */
+static void causal_softmax_rows(float* a, int n, int ctx, int plen) {
+    for (int t = 0; t < n; t++) {
+        float* row = a + (size_t)t * ctx;
+        int last = plen + t;
+        float mx = row[0];
+        for (int j = 1; j <= last; j++) mx = row[j] > mx ? row[j] : mx;
+        float sum = 0.0f;
+        for (int j = 0; j <= last; j++) {
+            row[j] = expf(row[j] - mx);
+            sum += row[j];
+        }
+        float inv = 1.0f / sum;
+        for (int j = 0; j <= last; j++) row[j] *= inv;
+        for (int j = last + 1; j < ctx; j++) row[j] = 0.0f;
+    }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
+    int hs = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
-    int C3 = 3 * C;
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const float* q = qkv + (size_t)b * T * C3 + h * hs;
+    float* a = att;
+    for (int s = 0; s < n_segs; s++) {
+        const Segment* g = &segs[s];
+        const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
+        int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
+        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
+            const float* q = qkv + (size_t)g->start * C3 + h * hs;
             const float* k = q + C;
             const float* v = q + 2 * C;
-            float* a = att + ((size_t)b * NH + h) * T * T;
-            /* scores (T, T) = scale * q k^T; only the lower triangle is used */
-            sgemm(CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, 0.0f, a, T);
-            for (int t = 0; t < T; t++) {
-                float* row = a + (size_t)t * T;
-                float mx = row[0];
-                for (int j = 1; j <= t; j++) mx = row[j] > mx ? row[j] : mx;
-                float sum = 0.0f;
-                for (int j = 0; j <= t; j++) {
-                    row[j] = expf(row[j] - mx);
-                    sum += row[j];
-                }
-                float inv = 1.0f / sum;
-                for (int j = 0; j <= t; j++) row[j] *= inv;
-                for (int j = t + 1; j < T; j++) row[j] = 0.0f;
+            float* y = out + (size_t)g->start * C + h * hs;
+            /* scores (n, ctx) = scale * q [k_prefix; k]^T */
+            if (plen) {
+                const float* kp = qkv + (size_t)p->start * C3 + C + h * hs;
+                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, scale, q, C3, kp, C3, 0.0f, a, ctx);
             }
-            /* y (T, hs) = att (T, T) @ v (T, hs) */
-            sgemm(CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, v, C3, 0.0f,
-                        out + (size_t)b * T * C + h * hs, C);
+            sgemm(CblasNoTrans, CblasTrans, n, n, hs, scale, q, C3, k, C3, 0.0f, a + plen, ctx);
+            causal_softmax_rows(a, n, ctx, plen);
+            /* y (n, hs) = att [v_prefix; v] */
+            if (plen) {
+                const float* vp = qkv + (size_t)p->start * C3 + 2 * C + h * hs;
+                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, 1.0f, a, ctx, vp, C3, 0.0f, y, C);
+            }
+            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, v, C3, plen ? 1.0f : 0.0f, y, C);
         }
     }
 }
 
 void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH) {
-    int hs = C / NH;
+                        const Segment* segs, int n_segs, int C, int NH) {
+    int hs = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
-    int C3 = 3 * C;
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const float* q = qkv + (size_t)b * T * C3 + h * hs;
+    const float* a = att;
+    for (int s = 0; s < n_segs; s++) {
+        const Segment* g = &segs[s];
+        const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
+        int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
+        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
+            const float* q = qkv + (size_t)g->start * C3 + h * hs;
             const float* k = q + C;
             const float* v = q + 2 * C;
-            float* dq = dqkv + (size_t)b * T * C3 + h * hs;
+            float* dq = dqkv + (size_t)g->start * C3 + h * hs;
             float* dk = dq + C;
             float* dv = dq + 2 * C;
-            const float* a = att + ((size_t)b * NH + h) * T * T;
-            const float* dy = dout + (size_t)b * T * C + h * hs;
-            /* datt (T, T) = dy (T, hs) @ v^T;  dv += att^T @ dy */
-            sgemm(CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dy, C, v, C3, 0.0f, datt, T);
-            sgemm(CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dy, C, 1.0f, dv, C3);
-            /* softmax backward, in place: dscore = att * (datt - sum(att * datt)) */
-            for (int t = 0; t < T; t++) {
-                const float* arow = a + (size_t)t * T;
-                float* drow = datt + (size_t)t * T;
-                float dot = 0.0f;
-                for (int j = 0; j <= t; j++) dot += arow[j] * drow[j];
-                for (int j = 0; j <= t; j++) drow[j] = arow[j] * (drow[j] - dot);
-                for (int j = t + 1; j < T; j++) drow[j] = 0.0f;
+            const float* dy = dout + (size_t)g->start * C + h * hs;
+            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : NULL;
+            const float* vp = p ? kp + C : NULL;
+            float* dkp = p ? dqkv + (size_t)p->start * C3 + C + h * hs : NULL;
+            float* dvp = p ? dkp + C : NULL;
+            /* datt (n, ctx) = dy [v_prefix; v]^T;  d[v_prefix; v] += att^T dy */
+            if (plen) {
+                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, 1.0f, dy, C, vp, C3, 0.0f, datt, ctx);
+                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, 1.0f, a, ctx, dy, C, 1.0f, dvp, C3);
             }
-            /* dq += scale * dscore @ k;  dk += scale * dscore^T @ q */
-            sgemm(CblasNoTrans, CblasNoTrans, T, hs, T, scale, datt, T, k, C3, 1.0f, dq, C3);
-            sgemm(CblasTrans, CblasNoTrans, T, hs, T, scale, datt, T, q, C3, 1.0f, dk, C3);
+            sgemm(CblasNoTrans, CblasTrans, n, n, hs, 1.0f, dy, C, v, C3, 0.0f, datt + plen, ctx);
+            sgemm(CblasTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, dy, C, 1.0f, dv, C3);
+            /* softmax backward, in place: dscore = att * (datt - sum(att * datt)) */
+            for (int t = 0; t < n; t++) {
+                const float* arow = a + (size_t)t * ctx;
+                float* drow = datt + (size_t)t * ctx;
+                int last = plen + t;
+                float dot = 0.0f;
+                for (int j = 0; j <= last; j++) dot += arow[j] * drow[j];
+                for (int j = 0; j <= last; j++) drow[j] = arow[j] * (drow[j] - dot);
+                for (int j = last + 1; j < ctx; j++) drow[j] = 0.0f;
+            }
+            /* dq += scale dscore [k_prefix; k];  d[k_prefix; k] += scale dscore^T q */
+            if (plen) {
+                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, scale, datt, ctx, kp, C3, 1.0f, dq, C3);
+                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, scale, datt, ctx, q, C3, 1.0f, dkp, C3);
+            }
+            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, k, C3, 1.0f, dq, C3);
+            sgemm(CblasTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, q, C3, 1.0f, dk, C3);
         }
     }
 }

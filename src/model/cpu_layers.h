@@ -4,6 +4,8 @@
 #ifndef SAPO_MODEL_CPU_LAYERS_H
 #define SAPO_MODEL_CPU_LAYERS_H
 
+#include "model/gpt.h"
+
 /* Time and FLOPs spent in sgemm while enabled (for `sapo bench model`). */
 typedef struct {
     int enabled;
@@ -12,9 +14,11 @@ typedef struct {
 } SgemmProfile;
 extern SgemmProfile cpu_sgemm_profile;
 
-/* out (B,T,C) = wte[inp] + wpe[t] */
-void encoder_forward(float* out, const int* inp, const float* wte, const float* wpe, int B, int T, int C);
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, int B, int T, int C);
+/* out (N,C) = wte[inp[i]] + wpe[pos[i]] */
+void encoder_forward(float* out, const int* inp, const int* pos, const float* wte, const float* wpe, int N, int C);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, const int* pos, int N, int C);
+/* pos[i] of every token of a packed batch: its prefix's length plus its index in its segment. */
+void packed_positions(int* pos, const Segment* segs, int n_segs);
 
 /* LayerNorm over C with eps 1e-5; saves mean and 1/std per row for the backward pass. */
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N, int C);
@@ -26,12 +30,16 @@ void matmul_forward(float* out, const float* inp, const float* w, const float* b
 void matmul_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                      int N, int IC, int OC);
 
-/* Causal multi-head self-attention. qkv (B,T,3C) holds q,k,v; out (B,T,C); att (B,NH,T,T)
- * keeps the softmax for the backward pass. */
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
-/* datt_scratch (T,T) is a work buffer. dqkv is accumulated. */
+/* Causal multi-head self-attention over a packed batch's segments (see PackedBatch in gpt.h).
+ * qkv (N,3C) holds q,k,v; out (N,C). att keeps the softmax for the backward pass: for each
+ * segment in order and each head, its (len, prefix len + len) weights, packed end to end
+ * (packed_att_size floats in all). A completion's queries read its prompt's keys
+ * and values, so the prompt is computed once per group. */
+void attention_forward(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH);
+/* datt_scratch holds one segment's (len, prefix len + len) weights. dqkv is accumulated:
+ * a prompt's key and value gradients sum over every completion that read them. */
 void attention_backward(float* dqkv, float* datt_scratch, const float* dout, const float* qkv, const float* att,
-                        int B, int T, int C, int NH);
+                        const Segment* segs, int n_segs, int C, int NH);
 
 /* GELU, tanh approximation (GPT-2's). The forward keeps the tanh values (th, N floats) for
  * the backward pass. */

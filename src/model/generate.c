@@ -16,56 +16,132 @@ static int ends_with_stop(const int* toks, int n, const char* stop, int stop_len
     return 1;
 }
 
-long model_generate(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int B,
-                    const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens) {
+/* How many groups from g0 on fit the model at once: prompt caches, rows, prefill tokens and
+ * prefill attention weights. */
+static int chunk_end(const Model* m, const int* prompt_lens, int G, int L, int g0) {
+    long tokens = 0, att = 0;
+    int g = g0;
+    while (g < G && g - g0 < m->cap.max_prefixes && (long)(g - g0 + 1) * L <= m->cap.max_rows) {
+        long p = prompt_lens[g] - 1; /* the prompt cache holds all but its last token */
+        long t2 = tokens + p, a2 = att + (long)m->cfg.n_head * p * p;
+        if (g > g0 && (t2 > m->cap.max_tokens || a2 > m->cap.max_att)) break;
+        tokens = t2;
+        att = a2;
+        g++;
+    }
+    if (g == g0) sapo_die("generate: %d completions of one prompt exceed the model's %d rows", L, m->cap.max_rows);
+    if (tokens > m->cap.max_tokens || att > m->cap.max_att)
+        sapo_die("generate: prompt %d (%d tokens) exceeds the model's capacity (%d tokens)", g0, prompt_lens[g0],
+                 m->cap.max_tokens);
+    return g;
+}
+
+/* Generates groups [g0, g1): prefill their prompts, then decode until every row is done. */
+static long generate_chunk(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int g0, int g1,
+                           int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens, int* buf,
+                           float* logits, float* scratch) {
     const GPTConfig* c = &m->cfg;
-    int V = c->vocab, max_new = gc->max_new_tokens;
-    if (B > m->max_batch) sapo_die("generate: batch %d exceeds the model's %d slots", B, m->max_batch);
-    int Tp = 0;
-    for (int b = 0; b < B; b++) {
-        if (prompt_lens[b] < 1 || prompt_lens[b] >= c->n_ctx)
-            sapo_die("generate: prompt %d has %d tokens; expected 1..%d", b, prompt_lens[b], c->n_ctx - 1);
-        if (prompt_lens[b] > Tp) Tp = prompt_lens[b];
+    int V = c->vocab, max_new = gc->max_new_tokens, rows = (g1 - g0) * L;
+    /* int scratch: prefill tokens | segments | per-row rows, prefix, prefix_len, tokens, pos, row id */
+    int n_tok = 0, n_seg = 0;
+    int* ptoks = buf;
+    for (int g = g0; g < g1; g++) n_tok += prompt_lens[g] - 1;
+    Segment* segs = (Segment*)(ptoks + (n_tok > 0 ? n_tok : 1));
+    int* slot_of = (int*)(segs + (g1 - g0));
+    int* rows_a = slot_of + (g1 - g0);
+    int *prefix = rows_a + rows, *plen = prefix + rows, *next = plen + rows, *pos = next + rows, *who = pos + rows;
+    n_tok = 0;
+    for (int g = g0; g < g1; g++) {
+        int p = prompt_lens[g] - 1;
+        slot_of[g - g0] = p > 0 ? n_seg : -1;
+        if (p > 0) {
+            segs[n_seg++] = (Segment){.start = n_tok, .len = p, .prefix = -1};
+            memcpy(ptoks + n_tok, prompts + (size_t)g * prompt_stride, (size_t)p * sizeof(int));
+            n_tok += p;
+        }
     }
-    int* padded = mallocCheck((size_t)B * Tp * sizeof(int));
-    float* logits = mallocCheck((size_t)B * V * sizeof(float));
-    float* scratch = mallocCheck((size_t)3 * V * sizeof(float));
-    int *slots = mallocCheck(B * sizeof(int)), *next = mallocCheck(B * sizeof(int)), *pos = mallocCheck(B * sizeof(int));
-    for (int b = 0; b < B; b++) {
-        for (int t = 0; t < Tp; t++) padded[b * Tp + t] = t < prompt_lens[b] ? prompts[(size_t)b * prompt_stride + t] : TOK_PAD;
-        out_lens[b] = 0;
-        slots[b] = b; /* rows whose logits are in `logits`, in order */
+    if (n_seg > 0) {
+        PackedBatch pb = {.n_tokens = n_tok, .inputs = ptoks, .targets = ptoks, .n_segments = n_seg, .segs = segs};
+        m->backend->prefill(m, &pb);
     }
-    m->backend->prefill(m, padded, prompt_lens, B, Tp, logits);
+    /* the first step feeds each prompt's last token in every one of its rows */
+    for (int g = g0; g < g1; g++) {
+        for (int k = 0; k < L; k++) {
+            int i = (g - g0) * L + k, b = g * L + k;
+            rows_a[i] = i;
+            prefix[i] = slot_of[g - g0] >= 0 ? slot_of[g - g0] : 0;
+            plen[i] = prompt_lens[g] - 1;
+            next[i] = prompts[(size_t)g * prompt_stride + plen[i]];
+            pos[i] = plen[i];
+            who[i] = b;
+            out_lens[b] = 0;
+        }
+    }
     int stop_len = gc->stop ? (int)strlen(gc->stop) : 0;
-    int n_active = B;
+    int n_active = rows;
     long generated = 0;
     while (n_active > 0) {
+        DecodeStep d = {.n = n_active, .rows = rows_a, .prefix = prefix, .prefix_len = plen, .tokens = next, .pos = pos};
+        m->backend->decode(m, &d, logits);
         int n_next = 0;
         for (int i = 0; i < n_active; i++) {
-            int b = slots[i];
+            int b = who[i];
             int tok = sampler_pick(logits + (size_t)i * V, V, &gc->sampler, rng, scratch);
             int* row = out_tokens + (size_t)b * max_new;
             row[out_lens[b]++] = tok;
             generated++;
-            int p = prompt_lens[b] + out_lens[b] - 1; /* position of the token just sampled */
+            int p = pos[i] + 1; /* position of the token just sampled */
             int done = tok == TOK_EOS || out_lens[b] >= max_new || p >= c->n_ctx ||
                        ends_with_stop(row, out_lens[b], gc->stop, stop_len);
-            if (!done) {
-                slots[n_next] = b;
+            if (!done) { /* compacting in order keeps a prompt's rows adjacent */
+                rows_a[n_next] = rows_a[i];
+                prefix[n_next] = prefix[i];
+                plen[n_next] = plen[i];
                 next[n_next] = tok;
                 pos[n_next] = p;
+                who[n_next] = b;
                 n_next++;
             }
         }
         n_active = n_next;
-        if (n_active > 0) m->backend->decode(m, slots, next, pos, n_active, logits);
     }
-    free(padded);
+    return generated;
+}
+
+long model_generate_groups(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G, int L,
+                           const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens) {
+    const GPTConfig* c = &m->cfg;
+    int V = c->vocab, max_new = gc->max_new_tokens;
+    if (L < 1) sapo_die("generate: %d completions per prompt; expected >= 1", L);
+    if (max_new > m->cap.row_ctx)
+        sapo_die("generate: max_new_tokens = %d exceeds the model's %d cached positions per row", max_new, m->cap.row_ctx);
+    int max_p = 1;
+    for (int g = 0; g < G; g++) {
+        if (prompt_lens[g] < 1 || prompt_lens[g] >= c->n_ctx)
+            sapo_die("generate: prompt %d has %d tokens; expected 1..%d", g, prompt_lens[g], c->n_ctx - 1);
+        if (prompt_lens[g] > max_p) max_p = prompt_lens[g];
+    }
+    int rows_cap = m->cap.max_rows, groups_cap = m->cap.max_prefixes;
+    size_t n_ints = (size_t)m->cap.max_tokens + 1 + (size_t)groups_cap * (sizeof(Segment) / sizeof(int) + 1) +
+                    (size_t)rows_cap * 6;
+    int* buf = mallocCheck(n_ints * sizeof(int));
+    float* logits = mallocCheck((size_t)rows_cap * V * sizeof(float));
+    float* scratch = mallocCheck((size_t)3 * V * sizeof(float));
+    long generated = 0;
+    for (int g0 = 0; g0 < G;) {
+        int g1 = chunk_end(m, prompt_lens, G, L, g0);
+        generated += generate_chunk(m, prompts, prompt_stride, prompt_lens, g0, g1, L, gc, rng, out_tokens, out_lens,
+                                    buf, logits, scratch);
+        g0 = g1;
+    }
+    (void)max_p;
+    free(buf);
     free(logits);
     free(scratch);
-    free(slots);
-    free(next);
-    free(pos);
     return generated;
+}
+
+long model_generate(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int B,
+                    const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens) {
+    return model_generate_groups(m, prompts, prompt_stride, prompt_lens, B, 1, gc, rng, out_tokens, out_lens);
 }

@@ -1,7 +1,10 @@
-/* Batched generation with the KV cache: prefill every prompt at once, then decode one token
- * per unfinished sequence per step, until TOK_EOS, a stop string, max_new_tokens or the
- * context is full. All randomness comes from the caller's stream, drawn in a fixed order
- * (step by step, rows in index order), so a run repeats exactly. */
+/* Batched generation with the KV cache. A group's L completions share its prompt: the prompt
+ * is prefilled once into a prompt cache, and each completion row keeps only its own positions
+ * and reads the prompt's keys and values from there. Then one token per unfinished row per
+ * step, until TOK_EOS, a stop string, max_new_tokens or the context is full. Groups beyond the
+ * model's capacity run in successive chunks. All randomness comes from the caller's stream,
+ * drawn in a fixed order (chunk by chunk, step by step, rows in index order), so a run
+ * repeats exactly. */
 #ifndef SAPO_MODEL_GENERATE_H
 #define SAPO_MODEL_GENERATE_H
 
@@ -15,7 +18,14 @@ typedef struct {
     const char* stop; /* stop string kept in the output (e.g. "</answer>"); NULL = none */
 } GenConfig;
 
-/* prompts: B rows of prompt_stride tokens, row b holding prompt_lens[b] >= 1 tokens.
+/* prompts: G rows of prompt_stride tokens, row g holding prompt_lens[g] >= 1 tokens (BOS
+ * first); L completions of each. out_tokens: G*L rows of gc->max_new_tokens (row g*L + c is
+ * completion c of prompt g); out_lens as for model_generate. Returns the tokens generated. */
+long model_generate_groups(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G, int L,
+                           const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens);
+
+/* One completion per prompt: model_generate_groups with L = 1.
+ * prompts: B rows of prompt_stride tokens, row b holding prompt_lens[b] >= 1 tokens.
  * out_tokens: B rows of gc->max_new_tokens; out_lens[b] = tokens generated for row b,
  * a final TOK_EOS included when the model ended the completion itself.
  * Returns the number of tokens generated in all. */

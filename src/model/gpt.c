@@ -88,9 +88,21 @@ void model_init_weights(Model* m, uint64_t seed) {
     }
 }
 
-Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_batch, uint64_t seed) {
+ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch) {
+    ModelCapacity c = {.max_tokens = max_batch * cfg->n_ctx,
+                       .max_att = (long)cfg->n_head * max_batch * cfg->n_ctx * cfg->n_ctx,
+                       .max_prefixes = max_batch,
+                       .max_rows = max_batch,
+                       .row_ctx = cfg->n_ctx};
+    return c;
+}
+
+Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
     char err[256];
     if (gpt_config_check(cfg, err, sizeof err)) sapo_die("model config: %s", err);
+    if (cap->max_tokens < 1 || cap->max_att < 1 || cap->max_prefixes < 1 || cap->max_rows < 1 || cap->row_ctx < 1)
+        sapo_die("model capacity: every field must be >= 1 (tokens %d, att %ld, prefixes %d, rows %d, row_ctx %d)",
+                 cap->max_tokens, cap->max_att, cap->max_prefixes, cap->max_rows, cap->row_ctx);
     Model* m = callocCheck(1, sizeof *m);
     m->cfg = *cfg;
     gpt_tensor_sizes(cfg, m->tensor_sizes);
@@ -101,12 +113,94 @@ Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_b
     m->v_memory = callocCheck(m->num_params, sizeof(float));
     gpt_point_params(&m->params, m->params_memory, m->tensor_sizes);
     gpt_point_params(&m->grads, m->grads_memory, m->tensor_sizes);
-    m->max_batch = max_batch;
+    m->cap = *cap;
     m->backend = backend;
     model_init_weights(m, seed);
     backend->setup(m);
     backend->upload(m);
     return m;
+}
+
+Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_batch, uint64_t seed) {
+    ModelCapacity cap = model_capacity_dense(cfg, max_batch);
+    return model_create_cap(cfg, backend, &cap, seed);
+}
+
+ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int train_groups, int completions,
+                                 int max_new, int gen_prompts, int gen_rows) {
+    long n_ctx = cfg->n_ctx, prompt = n_ctx - max_new > 1 ? n_ctx - max_new : 1;
+    long seg = max_new + 1 < n_ctx ? max_new + 1 : n_ctx;
+    long whole = (long)train_groups * (prompt + (long)completions * seg); /* the largest batch */
+    if ((long)gen_prompts * prompt > whole) whole = (long)gen_prompts * prompt;
+    long tokens = whole < micro_tokens ? whole : micro_tokens;
+    if (tokens < n_ctx) tokens = n_ctx; /* one whole sequence always fits */
+    long per_token = tokens * n_ctx / 2 > n_ctx * n_ctx ? tokens * n_ctx / 2 : n_ctx * n_ctx;
+    ModelCapacity c = {.max_tokens = (int)tokens,
+                       .max_att = per_token * cfg->n_head,
+                       .max_prefixes = gen_prompts,
+                       .max_rows = gen_rows,
+                       .row_ctx = max_new < cfg->n_ctx ? max_new : cfg->n_ctx};
+    return c;
+}
+
+double model_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap) {
+    size_t sizes[GPT_NUM_TENSORS];
+    gpt_tensor_sizes(cfg, sizes);
+    double P = 0, N = cap->max_tokens, C = cfg->d_model, L = cfg->n_layer, V = cfg->vocab, T = cfg->n_ctx;
+    double R = cap->max_rows;
+    for (int i = 0; i < GPT_NUM_TENSORS; i++) P += (double)sizes[i];
+    double per_token = L * (20 * C + 4) + /* ln1, qkv, atty, res2, ln2, fch x3, res3, LN stats */
+                       2 * C + 2 + 3 * V + /* encoded, lnf, logits, probs, dlogits */
+                       14 * C + 3;         /* backward scratch; inputs, targets, positions */
+    double floats = 4 * P + N * per_token + L * (double)cap->max_att + T * T +
+                    2 * L * (double)cap->max_prefixes * T * C + 2 * L * R * cap->row_ctx * C + R * (14 * C + 2 + T);
+    return 4.0 * floats;
+}
+
+long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb) {
+    long total = 0;
+    for (int s = 0; s < pb->n_segments; s++) {
+        const Segment* g = &pb->segs[s];
+        long plen = g->prefix >= 0 ? pb->segs[g->prefix].len : 0;
+        total += (long)g->len * (plen + g->len);
+    }
+    return total * cfg->n_head;
+}
+
+int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen) {
+    const GPTConfig* c = &m->cfg;
+    if (pb->n_tokens < 1 || pb->n_tokens > m->cap.max_tokens)
+        return set_error(err, errlen, "%d tokens: expected 1..%d (the model's capacity)", pb->n_tokens, m->cap.max_tokens);
+    int covered = 0;
+    for (int s = 0; s < pb->n_segments; s++) {
+        const Segment* g = &pb->segs[s];
+        if (g->len < 1 || g->start != covered)
+            return set_error(err, errlen, "segment %d starts at %d with %d tokens: segments must tile the batch in order",
+                             s, g->start, g->len);
+        covered += g->len;
+        int plen = 0;
+        if (g->prefix >= 0) {
+            if (g->prefix >= s || pb->segs[g->prefix].prefix >= 0)
+                return set_error(err, errlen, "segment %d: prefix %d must be an earlier segment without a prefix", s,
+                                 g->prefix);
+            plen = pb->segs[g->prefix].len;
+        } else if (g->prefix != -1) {
+            return set_error(err, errlen, "segment %d: prefix %d", s, g->prefix);
+        }
+        if (plen + g->len > c->n_ctx)
+            return set_error(err, errlen, "segment %d reaches position %d: n_ctx is %d", s, plen + g->len, c->n_ctx);
+    }
+    if (covered != pb->n_tokens)
+        return set_error(err, errlen, "segments cover %d of %d tokens", covered, pb->n_tokens);
+    for (int i = 0; i < pb->n_tokens; i++) {
+        if (pb->inputs[i] < 0 || pb->inputs[i] >= c->vocab || pb->targets[i] < 0 || pb->targets[i] >= c->vocab)
+            return set_error(err, errlen, "token %d: input %d / target %d outside 0..%d", i, pb->inputs[i],
+                             pb->targets[i], c->vocab - 1);
+    }
+    long att = packed_att_size(c, pb);
+    if (att > m->cap.max_att)
+        return set_error(err, errlen, "%ld attention weights per layer: the model's capacity is %ld", att, m->cap.max_att);
+    return 0;
 }
 
 void model_free(Model* m) {
@@ -119,10 +213,21 @@ void model_free(Model* m) {
     free(m);
 }
 
+void model_forward_packed(Model* m, const PackedBatch* pb, float* logprobs) {
+    char err[256];
+    if (packed_check(m, pb, err, sizeof err)) sapo_die("forward: %s", err);
+    m->backend->forward(m, pb, logprobs);
+}
+
 void model_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs) {
-    if (B > m->max_batch || T > m->cfg.n_ctx)
-        sapo_die("forward of (%d, %d) exceeds the model's capacity (%d, %d)", B, T, m->max_batch, m->cfg.n_ctx);
-    m->backend->forward(m, inputs, targets, B, T, logprobs);
+    if (B < 1 || T < 1 || T > m->cfg.n_ctx || (long)B * T > m->cap.max_tokens)
+        sapo_die("forward of (%d, %d) exceeds the model's capacity (%d tokens, n_ctx %d)", B, T, m->cap.max_tokens,
+                 m->cfg.n_ctx);
+    Segment* segs = mallocCheck((size_t)B * sizeof *segs);
+    for (int b = 0; b < B; b++) segs[b] = (Segment){.start = b * T, .len = T, .prefix = -1};
+    PackedBatch pb = {.n_tokens = B * T, .inputs = inputs, .targets = targets, .n_segments = B, .segs = segs};
+    model_forward_packed(m, &pb, logprobs);
+    free(segs);
 }
 
 void model_backward(Model* m, const float* dlogprobs) { m->backend->backward(m, dlogprobs); }

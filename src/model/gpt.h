@@ -55,33 +55,75 @@ typedef struct {
 
 typedef struct Model Model;
 
+/* A packed batch: N tokens laid end to end without padding, cut into segments. A segment
+ * attends causally to its own tokens and, when it has a prefix, to every token of that
+ * earlier segment first: a group's prompt is one segment, and each of its completions a
+ * segment whose prefix is the prompt, so the prompt is computed once for all of them.
+ * Token i of segment s sits at position (prefix length) + i. A prefix has no prefix itself. */
+typedef struct {
+    int start;  /* first token of the segment in the batch */
+    int len;    /* its tokens (>= 1) */
+    int prefix; /* index of an earlier segment it continues, or -1 */
+} Segment;
+
+typedef struct {
+    int n_tokens;
+    const int* inputs;  /* (N) */
+    const int* targets; /* (N): the token each position predicts; TOK_PAD = none */
+    int n_segments;
+    const Segment* segs;
+} PackedBatch;
+
+/* One decode step for n rows. Row i feeds tokens[i] at position pos[i] into its cache row
+ * rows[i] (index pos[i] - prefix_len[i] of that row) and attends to the first prefix_len[i]
+ * positions of prefix cache slot prefix[i] (written by prefill; ignored when prefix_len[i]
+ * is 0) and to its own cached positions. Rows of one prompt should be adjacent: the shared
+ * prefix is then read once for all of them. */
+typedef struct {
+    int n;
+    const int* rows;
+    const int* prefix;
+    const int* prefix_len;
+    const int* tokens;
+    const int* pos;
+} DecodeStep;
+
+/* What the backend allocates for, once (nothing is allocated per call). */
+typedef struct {
+    int max_tokens;   /* tokens of one packed forward */
+    long max_att;     /* attention weights per layer of one forward: n_head * sum over
+                         segments of len * (prefix length + len) */
+    int max_prefixes; /* generation: shared prompt caches of n_ctx positions */
+    int max_rows;     /* generation: rows decoded together */
+    int row_ctx;      /* generation: cache positions of each row beyond its prompt */
+} ModelCapacity;
+
 typedef struct {
     const char* name;
-    /* Allocates activations for up to max_batch sequences of n_ctx tokens, and the KV cache. */
+    /* Allocates activations, scratch and KV cache for m->cap. */
     void (*setup)(Model* m);
     void (*teardown)(Model* m);
     /* Host parameter/optimizer buffers were changed (init, checkpoint load): take them. */
     void (*upload)(Model* m);
     /* Bring parameters and optimizer moments back to the host buffers (for checkpoints). */
     void (*download)(Model* m);
-    /* Copies the logits (B, T, V) of the last forward to the host (tests, parity checks). */
+    /* Copies the logits (N, V) of the last forward to the host (tests, parity checks). */
     void (*get_logits)(Model* m, float* out);
-    /* inputs, targets: (B, T) tokens. Writes log p(target | prefix) for every position into
-     * logprobs (B, T, host). Targets equal to TOK_PAD get logprob 0. */
-    void (*forward)(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs);
-    /* Accumulates into the gradients d(loss)/d(params), given d(loss)/d(logprobs) (B, T)
-     * for the batch of the last forward. */
+    /* Writes log p(target | context) for every token into logprobs (N, host); TOK_PAD
+     * targets get 0. */
+    void (*forward)(Model* m, const PackedBatch* pb, float* logprobs);
+    /* Accumulates into the gradients d(loss)/d(params), given d(loss)/d(logprobs) (N) for
+     * the batch of the last forward. */
     void (*backward)(Model* m, const float* dlogprobs);
     void (*zero_grad)(Model* m);
     float (*grad_norm)(Model* m);
     /* One AdamW step with the gradients multiplied by grad_scale; m->step advances. */
     void (*adamw)(Model* m, const AdamWConfig* hp, float grad_scale);
-    /* Generation. prefill: tokens (B, T) right-padded, lens[b] real tokens in row b; fills
-     * KV-cache slots 0..B-1 and writes the logits of position lens[b]-1 to logits (B, V). */
-    void (*prefill)(Model* m, const int* tokens, const int* lens, int B, int T, float* logits);
-    /* decode: for n rows, feed token tokens[i] at position pos[i] of cache slot slots[i];
-     * writes logits (n, V). */
-    void (*decode)(Model* m, const int* slots, const int* tokens, const int* pos, int n, float* logits);
+    /* Generation. prefill: runs the batch's segments (none with a prefix) and keeps the keys
+     * and values of segment s in prefix cache slot s. */
+    void (*prefill)(Model* m, const PackedBatch* pb);
+    /* decode: one step (see DecodeStep); writes logits (n, V). */
+    void (*decode)(Model* m, const DecodeStep* d, float* logits);
 } ModelBackend;
 
 struct Model {
@@ -94,7 +136,7 @@ struct Model {
     float* v_memory;      /* Adam second moment */
     GPTParams params, grads;
     long step;            /* AdamW steps taken */
-    int max_batch;        /* sequences per forward / cache slots */
+    ModelCapacity cap;    /* what the backend allocated for */
     const ModelBackend* backend;
     void* state;          /* the backend's activations and cache */
 };
@@ -111,11 +153,31 @@ const ModelBackend* model_backend_find(const char* name);
 
 /* A model with zeroed gradients and moments, parameters initialised GPT-2 style from the
  * (seed, RNG_INIT) stream. The config must pass gpt_config_check. */
+Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed);
+/* The capacity of max_batch dense rows of n_ctx tokens (model_forward's padded batches,
+ * max_batch prompts of one completion each), as before packing existed: tests and tools. */
+ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch);
 Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_batch, uint64_t seed);
+/* The capacity to train on train_groups groups (a prompt of up to n_ctx - max_new tokens
+ * and up to `completions` answers of up to max_new tokens each) in micro-batches of at most
+ * micro_tokens tokens, and to generate for gen_prompts prompts and gen_rows rows at once
+ * (more run in chunks). */
+ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int train_groups, int completions,
+                                 int max_new, int gen_prompts, int gen_rows);
+/* Bytes a model of this shape and capacity allocates (parameters, gradients, both Adam
+ * moments, activations, attention weights, KV caches and scratch): what a node reserves. */
+double model_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap);
+/* Attention weights per layer of a packed batch (what cap.max_att bounds). */
+long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb);
+/* Checks a packed batch against the model: segment bounds, prefixes, positions < n_ctx,
+ * tokens < vocab, capacity. Returns 0, or -1 with a reason in err. */
+int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen);
 void model_free(Model* m);
 void model_init_weights(Model* m, uint64_t seed);
 
-/* Convenience wrappers over the backend table. */
+/* Convenience wrappers over the backend table. model_forward_packed checks the batch first. */
+void model_forward_packed(Model* m, const PackedBatch* pb, float* logprobs);
+/* B padded rows of T tokens, each its own segment (the unshared layout). */
 void model_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs);
 void model_backward(Model* m, const float* dlogprobs);
 void model_zero_grad(Model* m);

@@ -26,12 +26,13 @@ int grpo_advantages(const float* rewards, int L, float* adv) {
 }
 
 float grpo_loss_grad(const float* lp, const float* old, const float* ref, const int* targets, const float* adv, int n,
-                     const GrpoConfig* gc, float* dlp, float* kl_out, int* clipped_out) {
-    int count = 0;
-    for (int i = 0; i < n; i++) count += targets[i] != TOK_PAD;
+                     long norm, const GrpoConfig* gc, float* dlp, float* kl_out, int* clipped_out) {
+    long count = norm;
+    if (count <= 0)
+        for (int i = 0; i < n; i++) count += targets[i] != TOK_PAD;
     double loss = 0.0, kl_sum = 0.0;
     int clipped = 0;
-    float inv = count ? 1.0f / count : 0.0f;
+    float inv = count ? 1.0f / (float)count : 0.0f;
     for (int i = 0; i < n; i++) {
         dlp[i] = 0.0f;
         if (targets[i] == TOK_PAD) continue;
@@ -55,7 +56,7 @@ float grpo_loss_grad(const float* lp, const float* old, const float* ref, const 
             dlp[i] += gc->kl * (1.0f - e) * inv; /* d/d(lp) of exp(ref-lp) - (ref-lp) - 1 */
         }
     }
-    if (kl_out) *kl_out = count ? (float)(kl_sum / count) : 0.0f;
+    if (kl_out) *kl_out = count ? (float)(kl_sum / (double)count) : 0.0f;
     if (clipped_out) *clipped_out = clipped;
     return (float)(loss * inv + (ref ? gc->kl * kl_sum * inv : 0.0));
 }
@@ -63,79 +64,99 @@ float grpo_loss_grad(const float* lp, const float* old, const float* ref, const 
 struct GrpoTrainer {
     Model* policy;
     Model* ref;
-    int max_rows;
-    int *inputs, *targets;
-    float *adv, *lp, *old, *reflp, *dlp;
+    Packer pk;
+    float *lp, *reflp, *dlp, *old_mb, *ref_mb; /* (micro-batch tokens) */
+    float *old, *ref_all;                      /* (loss tokens of the whole batch), grown on demand */
+    long cap_loss;
 };
 
-GrpoTrainer* grpo_trainer_create(Model* policy, Model* ref, int max_rows) {
+GrpoTrainer* grpo_trainer_create(Model* policy, Model* ref) {
     GrpoTrainer* t = callocCheck(1, sizeof *t);
-    size_t n = (size_t)max_rows * policy->cfg.n_ctx;
     t->policy = policy;
     t->ref = ref;
-    t->max_rows = max_rows;
-    t->inputs = mallocCheck(n * sizeof(int));
-    t->targets = mallocCheck(n * sizeof(int));
-    t->adv = mallocCheck(n * sizeof(float));
+    int cap = policy->cap.max_tokens;
+    if (ref && (ref->cap.max_tokens < cap || ref->cap.max_att < policy->cap.max_att))
+        sapo_die("GRPO: the reference model's capacity is below the policy's");
+    packer_init(&t->pk, policy, 0, 0);
+    size_t n = (size_t)t->pk.cap_tokens;
     t->lp = mallocCheck(n * sizeof(float));
-    t->old = mallocCheck(n * sizeof(float));
     t->reflp = mallocCheck(n * sizeof(float));
     t->dlp = mallocCheck(n * sizeof(float));
+    t->old_mb = mallocCheck(n * sizeof(float));
+    t->ref_mb = mallocCheck(n * sizeof(float));
     return t;
 }
 
 void grpo_trainer_free(GrpoTrainer* t) {
     if (!t) return;
-    free(t->inputs);
-    free(t->targets);
-    free(t->adv);
+    packer_free(&t->pk);
     free(t->lp);
-    free(t->old);
     free(t->reflp);
     free(t->dlp);
+    free(t->old_mb);
+    free(t->ref_mb);
+    free(t->old);
+    free(t->ref_all);
     free(t);
 }
 
-GrpoStats grpo_train(GrpoTrainer* t, const GrpoSample* samples, int n, const GrpoConfig* gc, const AdamWConfig* hp,
-                     float max_norm) {
+/* Copies per-token values of the micro-batch's loss tokens to (to_global) or from the
+ * whole-batch arrays indexed by loss token. */
+static void scatter_loss_tokens(const Packer* pk, float* global, const float* mb) {
+    for (int i = 0; i < pk->pb.n_tokens; i++)
+        if (pk->loss_id[i] >= 0) global[pk->loss_id[i]] = mb[i];
+}
+static void gather_loss_tokens(const Packer* pk, float* mb, const float* global) {
+    for (int i = 0; i < pk->pb.n_tokens; i++) mb[i] = pk->loss_id[i] >= 0 ? global[pk->loss_id[i]] : 0.0f;
+}
+
+GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc,
+                     const AdamWConfig* hp, float max_norm) {
     GrpoStats st = {0};
-    if (n <= 0) return st;
-    if (n > t->max_rows) sapo_die("GRPO batch of %d sequences exceeds the trainer's %d", n, t->max_rows);
     Model* m = t->policy;
-    /* The shortest T that holds every sequence keeps the batch small. */
-    int T = 2;
-    for (int i = 0; i < n; i++) {
-        int len = 1 + (int)strlen(samples[i].prompt) + (int)strlen(samples[i].completion);
-        if (len > T) T = len;
-    }
-    if (T > m->cfg.n_ctx) T = m->cfg.n_ctx;
-    int N = n * T;
-    for (int i = 0; i < n; i++) {
-        st.tokens += seq_pack(samples[i].prompt, samples[i].completion, 0, T, t->inputs + (size_t)i * T,
-                              t->targets + (size_t)i * T);
-        for (int j = 0; j < T; j++) t->adv[(size_t)i * T + j] = samples[i].advantage;
+    long total = pack_count_loss_tokens(groups, n_groups, m->cfg.n_ctx, 0);
+    if (total <= 0) return st;
+    st.tokens = (int)total;
+    if (total > t->cap_loss) {
+        t->cap_loss = total;
+        free(t->old);
+        free(t->ref_all);
+        t->old = mallocCheck((size_t)total * sizeof(float));
+        t->ref_all = mallocCheck((size_t)total * sizeof(float));
     }
     int use_ref = gc->kl > 0.0f && t->ref;
-    if (use_ref) model_forward(t->ref, t->inputs, t->targets, n, T, t->reflp);
-    int clipped_total = 0, clip_tokens = 0;
+    long clipped_total = 0, clip_tokens = 0;
     for (int epoch = 0; epoch < gc->ppo_epochs; epoch++) {
         model_zero_grad(m);
-        model_forward(m, t->inputs, t->targets, n, T, t->lp);
-        if (epoch == 0) memcpy(t->old, t->lp, (size_t)N * sizeof(float)); /* the policy that sampled */
-        float kl = 0.0f;
-        int clipped = 0;
-        float loss = grpo_loss_grad(t->lp, epoch == 0 ? NULL : t->old, use_ref ? t->reflp : NULL, t->targets, t->adv,
-                                    N, gc, t->dlp, &kl, &clipped);
-        if (epoch == 0) {
-            st.loss = loss;
-            st.kl = kl;
-        } else {
-            clipped_total += clipped;
-            clip_tokens += st.tokens;
+        PackCursor cur = {0};
+        while (pack_next(&t->pk, groups, n_groups, &cur)) {
+            const PackedBatch* pb = &t->pk.pb;
+            model_forward_packed(m, pb, t->lp);
+            if (epoch == 0) {
+                scatter_loss_tokens(&t->pk, t->old, t->lp); /* the policy that sampled */
+                if (use_ref) {
+                    model_forward_packed(t->ref, pb, t->reflp);
+                    scatter_loss_tokens(&t->pk, t->ref_all, t->reflp);
+                }
+            } else {
+                gather_loss_tokens(&t->pk, t->old_mb, t->old);
+            }
+            if (use_ref) gather_loss_tokens(&t->pk, t->ref_mb, t->ref_all);
+            float kl = 0.0f;
+            int clipped = 0;
+            float loss = grpo_loss_grad(t->lp, epoch == 0 ? NULL : t->old_mb, use_ref ? t->ref_mb : NULL, pb->targets,
+                                        t->pk.weight, pb->n_tokens, total, gc, t->dlp, &kl, &clipped);
+            if (epoch == 0) {
+                st.loss += loss;
+                st.kl += kl;
+            } else {
+                clipped_total += clipped;
+            }
+            model_backward(m, t->dlp);
         }
-        model_backward(m, t->dlp);
+        if (epoch > 0) clip_tokens += total;
         st.grad_norm = model_step(m, hp, max_norm);
     }
-    st.clip_fraction = clip_tokens ? (float)clipped_total / clip_tokens : 0.0f;
+    st.clip_fraction = clip_tokens ? (float)clipped_total / (float)clip_tokens : 0.0f;
     return st;
 }

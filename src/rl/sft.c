@@ -1,7 +1,10 @@
 /* Supervised warm-up helpers (see sft.h). */
 #include "rl/sft.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/check.h"
 
 #include "model/gpt.h"
 
@@ -49,4 +52,25 @@ float sft_loss_grad(const float* logprobs, const int* targets, int n, float* dlo
         dlogprobs[i] = on ? -1.0f / count : 0.0f;
     }
     return count ? (float)(loss / count) : 0.0f;
+}
+
+float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* lp, float* dlp) {
+    TrainGroup* groups = mallocCheck((size_t)(n > 0 ? n : 1) * sizeof *groups);
+    for (int i = 0; i < n; i++) groups[i] = (TrainGroup){.prompt = ex[i].prompt, .n = 1, .completions = &ex[i].completion};
+    long total = pack_count_loss_tokens(groups, n, m->cfg.n_ctx, 1);
+    model_zero_grad(m);
+    double loss = 0.0;
+    PackCursor cur = {0};
+    while (total > 0 && pack_next(pk, groups, n, &cur)) {
+        const PackedBatch* pb = &pk->pb;
+        model_forward_packed(m, pb, lp);
+        for (int i = 0; i < pb->n_tokens; i++) {
+            int on = pb->targets[i] != TOK_PAD;
+            if (on) loss -= lp[i];
+            dlp[i] = on ? -1.0f / (float)total : 0.0f;
+        }
+        model_backward(m, dlp);
+    }
+    free(groups);
+    return total > 0 ? (float)(loss / (double)total) : 0.0f;
 }

@@ -3,6 +3,9 @@
 #ifndef SAPO_RL_SFT_H
 #define SAPO_RL_SFT_H
 
+#include "model/gpt.h"
+#include "rl/pack.h"
+
 typedef struct {
     const char* prompt;
     const char* completion;
@@ -20,5 +23,11 @@ int sft_pack(const SftExample* ex, int n, int T, int* inputs, int* targets);
 /* Masked mean negative log-likelihood over targets != TOK_PAD, and its gradient with
  * respect to each log-prob (-1/count on those positions, 0 elsewhere). */
 float sft_loss_grad(const float* logprobs, const int* targets, int n, float* dlogprobs);
+
+/* The gradients of one supervised step on n examples, packed without padding in
+ * micro-batches that fit pk (packer_init with append_eos = 1): zeroes the gradients, then
+ * accumulates d(mean NLL over every completion token and EOS)/d(params). lp and dlp hold
+ * pk->cap_tokens floats. Returns the loss. */
+float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* lp, float* dlp);
 
 #endif

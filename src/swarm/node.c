@@ -24,6 +24,10 @@
 #include "nccl_allgather.h"
 #endif
 
+/* What a rank holds beyond the node's own buffers: MPI, HDF5, OpenBLAS and libc, measured as
+ * the private memory of a quick.ini rank minus its model (about 40 MB here). */
+#define NODE_PROCESS_BYTES (48.0 * 1024 * 1024)
+
 static NodeFault parse_fault(const char* s) {
     if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
     if (!strcmp(s, "truncate")) return FAULT_TRUNCATE;
@@ -78,6 +82,32 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
     return 0;
 }
 
+ModelCapacity node_model_capacity(const Config* cfg, int rank) {
+    GPTConfig g = gpt_config_from(cfg, rank);
+    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
+    int L = (int)config_node_int(cfg, rank, "grpo.completions");
+    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
+    int eval_q = (int)config_int(cfg, "run.eval_questions"), micro = (int)config_node_int(cfg, rank, "model.micro_tokens");
+    int eval_chunk = eval_q < 16 ? eval_q : 16;
+    int prompts = I > eval_chunk ? I : eval_chunk, rows = I * L > prompts ? I * L : prompts;
+    return model_capacity_for(&g, micro, I + J, L, max_new, prompts, rows);
+}
+
+double node_memory_estimate(const Config* cfg, int rank) {
+    GPTConfig g = gpt_config_from(cfg, rank);
+    ModelCapacity cap = node_model_capacity(cfg, rank);
+    double model = model_memory_bytes(&g, &cap);
+    int with_ref = config_float(cfg, "grpo.kl") > 0;
+    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
+    int L = (int)config_node_int(cfg, rank, "grpo.completions");
+    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
+    int eval_q = (int)config_int(cfg, "run.eval_questions");
+    double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;
+    double round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
+                   4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */
+    return model * (with_ref ? 2 : 1) + round + NODE_PROCESS_BYTES;
+}
+
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
     n->rank = rank;
@@ -127,30 +157,32 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     } else {
         snprintf(n->exchange_info, sizeof n->exchange_info, "p2p over MPI");
     }
-    n->max_rows = (n->n_local + n->n_external) * n->n_completions;
-    if (n->eval_questions > n->max_rows) n->max_rows = n->eval_questions;
     GPTConfig g = gpt_config_from(cfg, rank);
     const ModelBackend* backend = model_backend_find(config_node_string(cfg, rank, "model.backend"));
     uint64_t init_seed = (uint64_t)config_int(cfg, "model.init_seed");
-    n->policy = model_create(&g, backend, n->max_rows, init_seed);
+    n->cap = node_model_capacity(cfg, rank);
+    n->max_prompts = n->n_local > n->eval_questions ? n->n_local : n->eval_questions;
+    if (n->max_prompts < 1) n->max_prompts = 1;
+    n->max_rows = n->n_local * n->n_completions > n->eval_questions ? n->n_local * n->n_completions : n->eval_questions;
+    n->policy = model_create_cap(&g, backend, &n->cap, init_seed);
     const char* init = config_node_string(cfg, rank, "model.init");
     if (*init && checkpoint_load(n->policy, init, 0, err, errlen)) {
         node_free(n);
         return NULL;
     }
     if (n->grpo.kl > 0.0f) {
-        n->ref = model_create(&g, backend, n->max_rows, init_seed);
+        n->ref = model_create_cap(&g, backend, &n->cap, init_seed);
         if (*init && checkpoint_load(n->ref, init, 0, err, errlen)) {
             node_free(n);
             return NULL;
         }
     }
-    n->trainer = grpo_trainer_create(n->policy, n->ref, n->max_rows);
+    n->trainer = grpo_trainer_create(n->policy, n->ref);
     n->netem = netem_create(cfg, n_nodes);
     n->slowdown = n->netem->slowdown[rank];
     if (n->use_p2p) n->p2p = p2p_create(comm, n->netem, rank);
-    n->prompt_tokens = mallocCheck(sizeof(int) * n->max_rows * g.n_ctx);
-    n->prompt_lens = mallocCheck(sizeof(int) * n->max_rows);
+    n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
+    n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
     n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
     return n;
@@ -179,14 +211,16 @@ void node_finish(SwarmNode* n) {
     if (n->p2p) p2p_drain(n->p2p);
 }
 
-/* Generates one completion per row for rows prompts (row r asks prompts[r]); writes the
- * decoded texts (heap) into texts. */
-static void generate_texts(SwarmNode* n, char* const* prompts, int rows, RngStream* rng, char** texts) {
+/* Generates L completions for each of n_prompts prompts (row p*L + c answers prompts[p]),
+ * the prompt computed once for its L rows; writes the decoded texts (heap) into texts. */
+static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, int L, RngStream* rng, char** texts) {
     int n_ctx = n->policy->cfg.n_ctx, max_prompt = n_ctx - n->gen.max_new_tokens;
-    for (int r = 0; r < rows; r++)
-        n->prompt_lens[r] = tok_encode_prompt(prompts[r], n->prompt_tokens + (size_t)r * n_ctx, max_prompt);
-    model_generate(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, rows, &n->gen, rng, n->out_tokens, n->out_lens);
-    for (int r = 0; r < rows; r++) texts[r] = tok_decode(n->out_tokens + (size_t)r * n->gen.max_new_tokens, n->out_lens[r]);
+    for (int p = 0; p < n_prompts; p++)
+        n->prompt_lens[p] = tok_encode_prompt(prompts[p], n->prompt_tokens + (size_t)p * n_ctx, max_prompt);
+    model_generate_groups(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->gen, rng,
+                          n->out_tokens, n->out_lens);
+    for (int r = 0; r < n_prompts * L; r++)
+        texts[r] = tok_decode(n->out_tokens + (size_t)r * n->gen.max_new_tokens, n->out_lens[r]);
 }
 
 /* pass@1 of one sampled answer to each of eval_questions fresh held-out questions. */
@@ -201,7 +235,7 @@ static double node_evaluate(SwarmNode* n, int round) {
         if (question_draw(&n->tasks, &rng, &qs[i], err, sizeof err)) sapo_die("evaluation question: %s", err);
         prompts[i] = qs[i].prompt;
     }
-    generate_texts(n, prompts, total, &rng, texts);
+    generate_texts(n, prompts, total, 1, &rng, texts);
     double sum = 0.0;
     for (int i = 0; i < total; i++) {
         sum += task_reward(qs[i].slot->spec, texts[i], qs[i].entry);
@@ -234,15 +268,15 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     /* ---- ask and answer: I questions, L completions each, scored by our verifiers ---- */
     RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_QUESTIONS);
     Question* qs = callocCheck(I, sizeof *qs);
-    char** prompts = mallocCheck(sizeof(char*) * rows);
+    char** prompts = mallocCheck(sizeof(char*) * I);
     char** texts = mallocCheck(sizeof(char*) * rows);
     float* rewards = mallocCheck(sizeof(float) * rows);
     for (int i = 0; i < I; i++) {
         if (question_draw(&n->tasks, &qrng, &qs[i], err, sizeof err)) sapo_die("question: %s", err);
-        for (int c = 0; c < L; c++) prompts[i * L + c] = qs[i].prompt;
+        prompts[i] = qs[i].prompt;
     }
     RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_GENERATE);
-    generate_texts(n, prompts, rows, &grng, texts);
+    generate_texts(n, prompts, I, L, &grng, texts);
     double by_task_sum[TASK_N_IDS] = {0}, own_sum = 0.0, formatted = 0.0, length = 0.0;
     int by_task_n[TASK_N_IDS] = {0};
     for (int r = 0; r < rows; r++) {
@@ -350,18 +384,24 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     int used = n->n_external > 0 ? pool_draw(&n->pool, n->n_external, n->filter_zero_adv, &prng, chosen) : 0;
     rec->m[RM_EXTERNAL_USED] = used;
     rec->m[RM_SHORTFALL] = n->n_external - used;
-    int n_samples = rows;
-    for (int e = 0; e < used; e++) n_samples += n->pool.items[chosen[e]].group.n_completions;
-    GrpoSample* samples = mallocCheck(sizeof(GrpoSample) * n_samples);
+    int n_samples = rows, n_groups = I + used, width = L;
+    for (int e = 0; e < used; e++) {
+        int c = n->pool.items[chosen[e]].group.n_completions;
+        n_samples += c;
+        if (c > width) width = c;
+    }
+    GrpoGroup* groups = mallocCheck(sizeof(GrpoGroup) * n_groups);
     char** ext_prompts = mallocCheck(sizeof(char*) * (used > 0 ? used : 1));
-    float* adv = mallocCheck(sizeof(float) * (L > 0 ? L : 1));
+    float* adv = mallocCheck(sizeof(float) * (size_t)n_groups * width);
     double train_sum = own_sum;
     for (int i = 0; i < I; i++) {
-        grpo_advantages(rewards + i * L, L, adv);
-        const char* prompt = prompt_tail(qs[i].prompt, n_ctx, n->gen.max_new_tokens);
-        for (int c = 0; c < L; c++) samples[i * L + c] = (GrpoSample){prompt, texts[i * L + c], adv[c]};
+        float* a = adv + (size_t)i * width;
+        grpo_advantages(rewards + i * L, L, a);
+        groups[i] = (GrpoGroup){.prompt = prompt_tail(qs[i].prompt, n_ctx, n->gen.max_new_tokens),
+                                .n = L,
+                                .completions = (const char* const*)texts + (size_t)i * L,
+                                .weights = a};
     }
-    int s = rows;
     for (int e = 0; e < used; e++) {
         const PoolGroup* pg = &n->pool.items[chosen[e]];
         rec->m[RM_EXTERNAL_FLAT] += pg->all_equal;
@@ -369,16 +409,17 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         if (!(age >= rec->m[RM_EXTERNAL_AGE_MIN])) rec->m[RM_EXTERNAL_AGE_MIN] = age; /* NaN compares false */
         if (!(age <= rec->m[RM_EXTERNAL_AGE_MAX])) rec->m[RM_EXTERNAL_AGE_MAX] = age;
         ext_prompts[e] = question_prompt(pg->group.question);
-        grpo_advantages(pg->rewards, pg->group.n_completions, adv);
-        const char* prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens);
-        for (int c = 0; c < pg->group.n_completions; c++) {
-            samples[s++] = (GrpoSample){prompt, pg->group.completions[c], adv[c]};
-            train_sum += pg->rewards[c];
-        }
+        float* a = adv + (size_t)(I + e) * width;
+        grpo_advantages(pg->rewards, pg->group.n_completions, a);
+        groups[I + e] = (GrpoGroup){.prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens),
+                                    .n = pg->group.n_completions,
+                                    .completions = (const char* const*)pg->group.completions,
+                                    .weights = a};
+        for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
     rec->m[RM_TRAIN_ROWS] = n_samples;
-    GrpoStats st = grpo_train(n->trainer, samples, n_samples, &n->grpo, &n->adamw, n->grad_clip);
+    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->grpo, &n->adamw, n->grad_clip);
     rec->m[RM_LOSS] = st.loss;
     rec->m[RM_GRAD_NORM] = st.grad_norm;
     rec->m[RM_KL] = st.kl;
@@ -403,7 +444,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_T_ROUND] = bench_now() - t0;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
     free(ext_prompts);
-    free(samples);
+    free(groups);
     free(adv);
     free(chosen);
     pool_clear(&n->pool);

@@ -43,8 +43,10 @@ typedef struct {
     Netem* netem;
     P2P* p2p;
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
-    int max_rows;           /* sequences per batch: (I + J) * L */
-    int* prompt_tokens;     /* (max_rows, n_ctx) */
+    ModelCapacity cap;      /* what the policy (and ref) allocate: node_model_capacity */
+    int max_prompts;        /* prompts generated for at once: max(I, eval_questions) */
+    int max_rows;           /* completions generated at once: max(I * L, eval_questions) */
+    int* prompt_tokens;     /* (max_prompts, n_ctx) */
     int* prompt_lens;
     int* out_tokens;        /* (max_rows, max_new_tokens) */
     int* out_lens;
@@ -53,6 +55,13 @@ typedef struct {
 /* Checks, on every node's settings, what would stop a run later (I + J = groups, the init
  * checkpoint's shape, tasks and preset, the backend). Returns 0 or -1 with one line in err. */
 int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen);
+
+/* The model capacity of node `rank`: micro-batches of model.micro_tokens for its I + J
+ * groups, generation of its I prompts x L rows (evaluation in chunks of up to 16 prompts). */
+ModelCapacity node_model_capacity(const Config* cfg, int rank);
+/* Bytes node `rank` is expected to hold at its peak: its model(s), the trainer's and the
+ * round's buffers, and a fixed allowance for the process itself (MPI, libraries). */
+double node_memory_estimate(const Config* cfg, int rank);
 
 /* Builds node `rank` from the configuration (the init checkpoint loaded when model.init
  * is set). Returns NULL with err on failure. */

@@ -32,7 +32,7 @@ static void test_loss(void) {
     /* 4 positions, one padded: N = 3 */
     float lp[4] = {-1.0f, -2.0f, -0.5f, -3.0f}, adv[4] = {2.0f, 2.0f, -1.0f, 5.0f}, d[4];
     int tg[4] = {65, 66, 67, TOK_PAD};
-    float loss = grpo_loss_grad(lp, NULL, NULL, tg, adv, 4, &gc, d, NULL, NULL);
+    float loss = grpo_loss_grad(lp, NULL, NULL, tg, adv, 4, 0, &gc, d, NULL, NULL);
     /* ratio 1: loss = -(2 + 2 - 1) / 3 = -1; dlp = -A / 3 */
     EXPECT(NEAR(loss, -1.0, 1e-6), "loss %g, expected -1", loss);
     EXPECT(NEAR(d[0], -2.0 / 3, 1e-6) && NEAR(d[2], 1.0 / 3, 1e-6) && d[3] == 0.0f, "dlp %g %g %g", d[0], d[2], d[3]);
@@ -41,7 +41,7 @@ static void test_loss(void) {
      * e^-0.5 with A<0: clipped at 0.8 */
     float old[4] = {-1.5f, -1.5f, 0.0f, -3.0f};
     int clipped = 0;
-    loss = grpo_loss_grad(lp, old, NULL, tg, adv, 4, &gc, d, NULL, &clipped);
+    loss = grpo_loss_grad(lp, old, NULL, tg, adv, 4, 0, &gc, d, NULL, &clipped);
     double expect = -(1.28 * 2 + exp(-0.5) * 2 + 0.8 * -1) / 3;
     EXPECT(NEAR(loss, expect, 1e-5), "clipped loss %g, expected %g", loss, expect);
     EXPECT(clipped == 2, "clipped tokens %d, expected 2", clipped);
@@ -51,7 +51,7 @@ static void test_loss(void) {
     /* KL to a reference: k3 = e^(ref-lp) - (ref-lp) - 1, weight 0.1 */
     gc.kl = 0.1f;
     float ref[4] = {-1.0f, -1.0f, -0.5f, 0.0f}, kl = 0.0f;
-    loss = grpo_loss_grad(lp, NULL, ref, tg, adv, 4, &gc, d, &kl, NULL);
+    loss = grpo_loss_grad(lp, NULL, ref, tg, adv, 4, 0, &gc, d, &kl, NULL);
     double k3 = exp(1.0) - 1.0 - 1.0; /* only position 1 differs: ref - lp = 1 */
     EXPECT(NEAR(kl, k3 / 3, 1e-6), "mean KL %g, expected %g", kl, k3 / 3);
     EXPECT(NEAR(loss, -1.0 + 0.1 * k3 / 3, 1e-6), "loss with KL %g", loss);
@@ -80,7 +80,7 @@ static void test_learns(void) {
     enum { G = 8, L = 8, NEW = 8, STEPS = 150 };
     GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), G * L, 3);
-    GrpoTrainer* tr = grpo_trainer_create(m, NULL, G * L);
+    GrpoTrainer* tr = grpo_trainer_create(m, NULL);
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .kl = 0.0f, .ppo_epochs = 1};
     AdamWConfig hp = {.lr = 3e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f};
     GenConfig gen = {.sampler = {.temperature = 1.0f, .top_p = 1.0f}, .max_new_tokens = NEW, .stop = NULL};
@@ -88,24 +88,26 @@ static void test_learns(void) {
     const char* prompt_text = "n:";
     for (int i = 0; i < G * L; i++) lens[i] = tok_encode_prompt(prompt_text, prompts + i * 4, 4);
     char* texts[G * L];
-    GrpoSample samples[G * L];
+    GrpoGroup groups[G];
+    float advs[G][L];
     float first = 0, last = 0;
     for (int step = 0; step < STEPS; step++) {
         RngStream rng = rng_stream(5, 0, (uint32_t)step, RNG_GENERATE);
         model_generate(m, prompts, 4, lens, G * L, &gen, &rng, out, olens);
         float mean = 0;
         for (int g = 0; g < G; g++) {
-            float r[L], adv[L];
+            float r[L];
             for (int i = 0; i < L; i++) {
                 int row = g * L + i;
                 texts[row] = tok_decode(out + row * NEW, olens[row]);
                 r[i] = digit_share(texts[row]);
                 mean += r[i] / (G * L);
             }
-            grpo_advantages(r, L, adv);
-            for (int i = 0; i < L; i++) samples[g * L + i] = (GrpoSample){prompt_text, texts[g * L + i], adv[i]};
+            grpo_advantages(r, L, advs[g]);
+            groups[g] = (GrpoGroup){.prompt = prompt_text, .n = L, .completions = (const char* const*)texts + g * L,
+                                    .weights = advs[g]};
         }
-        grpo_train(tr, samples, G * L, &gc, &hp, 1.0f);
+        grpo_train(tr, groups, G, &gc, &hp, 1.0f);
         for (int i = 0; i < G * L; i++) free(texts[i]);
         if (step < 10) first += mean / 10;
         if (step >= STEPS - 10) last += mean / 10;

@@ -1,0 +1,50 @@
+/* Training batches without padding and without repeating a shared prompt: a group's prompt is
+ * one segment, each of its completions a segment that continues it (PackedBatch in
+ * model/gpt.h), and the groups are cut into micro-batches that fit the model's capacity, so
+ * a step of any size runs in bounded memory with gradient accumulation. A group too large
+ * for one micro-batch continues in the next one, its prompt packed again. */
+#ifndef SAPO_RL_PACK_H
+#define SAPO_RL_PACK_H
+
+#include "model/gpt.h"
+
+/* A prompt and n completions that share it. */
+typedef struct {
+    const char* prompt;
+    int n;
+    const char* const* completions;
+    const float* weights; /* per completion (an advantage, a loss weight); NULL = 1 */
+} TrainGroup;
+
+/* Where packing stands: the next completion to pack. */
+typedef struct {
+    int group, completion;
+    long loss_tokens; /* loss-carrying tokens packed so far (the global index of the next one) */
+} PackCursor;
+
+typedef struct {
+    int cap_tokens, cap_segments;
+    long cap_att;
+    int n_head, n_ctx;
+    int append_eos; /* train the end of text (supervised) or not (RL) */
+    PackedBatch pb; /* points into the arrays below */
+    int *inputs, *targets;
+    Segment* segs;
+    float* weight;  /* (N) the weight of the token's completion; 0 on prompt tokens */
+    long* loss_id;  /* (N) global index of a loss-carrying token, -1 elsewhere */
+} Packer;
+
+/* Buffers for micro-batches that fit the model m (its capacity), or a smaller budget of
+ * max_tokens (0 = the model's). */
+void packer_init(Packer* pk, const Model* m, int max_tokens, int append_eos);
+void packer_free(Packer* pk);
+
+/* Loss-carrying tokens of the whole batch (what a token-level loss divides by). */
+long pack_count_loss_tokens(const TrainGroup* groups, int n_groups, int n_ctx, int append_eos);
+
+/* Packs the next micro-batch from cur on into pk->pb and advances cur; returns 0 when every
+ * completion is packed. Dies with a clear message when a single prompt and completion
+ * cannot fit the capacity. */
+int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cur);
+
+#endif
