@@ -92,45 +92,6 @@ static int memory_fits(const Config* cfg, int rank, MPI_Comm comm) {
 }
 
 static void logf_both(FILE* log, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Host memory in bytes: MemTotal, or a cgroup's limit when lower. */
-static double host_memory_bytes(void) {
-    double total = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    FILE* f = fopen("/sys/fs/cgroup/memory.max", "r");
-    if (f) {
-        double limit;
-        if (fscanf(f, "%lf", &limit) == 1 && limit > 0 && limit < total) total = limit;
-        fclose(f);
-    }
-    return total;
-}
-
-/* Prints the estimated memory per rank and stops the run before any work when the ranks on
- * one host would need more than it has. Collective. Returns 1 when it fits. */
-static int memory_fits(const Config* cfg, int rank, MPI_Comm comm) {
-    MPI_Comm host;
-    int host_rank, host_size, fits = 1;
-    mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
-    mpiCheck(MPI_Comm_rank(host, &host_rank));
-    mpiCheck(MPI_Comm_size(host, &host_size));
-    double mine = node_memory_estimate(cfg, rank), sum = 0, most = 0;
-    mpiCheck(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, host));
-    mpiCheck(MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, host));
-    double have = host_memory_bytes(), MB = 1024.0 * 1024.0;
-    if (host_rank == 0 && sum > have) {
-        fprintf(stderr,
-                "sapo run: memory: %d ranks on this host need an estimated %.0f MB (up to %.0f MB each) but it has "
-                "%.0f MB; lower model.micro_tokens, run.eval_questions, sampling.groups or the model size, or run "
-                "fewer ranks per host\n",
-                host_size, sum / MB, most / MB, have / MB);
-        fits = 0;
-    } else if (rank == 0) {
-        printf("sapo run: estimated memory %.0f MB per rank (%.0f MB for the %d ranks on this host of %.0f MB)\n",
-               most / MB, sum / MB, host_size, have / MB);
-    }
-    mpiCheck(MPI_Comm_free(&host));
-    return fits;
-}
-
 static void logf_both(FILE* log, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
