@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 
 int bench_model_main(int argc, char** argv);
+int bench_round_main(int argc, char** argv);
 
 /* The swarm benchmark launches mpirun several times and reads the logs: Python does that
  * (tests/bench/bench_swarm.py); this passes it the path of this sapo binary. */
@@ -38,11 +39,14 @@ static int bench_swarm_main(int argc, char** argv) {
 int cmd_bench(int argc, char** argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         printf("usage: sapo bench model [options]   (see `sapo bench model --help`)\n"
+               "       sapo bench round [--config quick|paper|FILE.ini] [--rounds N] [--init CKPT] [--no-torch]\n"
+               "                        one node-round (generate + score + train), ours vs PyTorch eager (see --help)\n"
                "       sapo bench swarm [--ranks N] [--rounds R]   (runs mpirun itself; see --help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "model")) return bench_model_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "round")) return bench_round_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "swarm")) return bench_swarm_main(argc - 1, argv + 1);
-    fprintf(stderr, "sapo bench: unknown benchmark '%s' (expected: model, swarm)\n", argv[1]);
+    fprintf(stderr, "sapo bench: unknown benchmark '%s' (expected: model, round, swarm)\n", argv[1]);
     return 2;
 }

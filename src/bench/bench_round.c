@@ -1,0 +1,742 @@
+/* `sapo bench round`: the cost of ONE swarm node-round (generate + score + train) for the
+ * demo's shape (experiments/quick.ini) and the paper's (experiments/paper/8L0E.ini), next to
+ * the same round in PyTorch eager (tests/bench/torch_round_bench.py: batched generation the
+ * way TRL / genrl do it, then one GRPO step), from the same weights and the same prompts, in
+ * the same invocation; per-phase seconds, peak RSS of each side, ratios torch / ours.
+ *
+ * Process layout, so that neither side's memory mixes into the other's peak:
+ *   parent   parses, checks every config, prints; no MPI, no model
+ *   child    this binary again (`sapo bench round --child DIR ...`, a hidden mode): MPI_Init as
+ *            a singleton, node_create with one node, writes DIR/init.ckpt (the initial
+ *            weights) and DIR/round.json (every round's prompts and what the scorer needs,
+ *            plus the settings), runs warm-up + timed node_rounds, writes DIR/ours.json
+ *            (per-round phases from the RoundRecord, VmHWM)
+ *   python   tests/bench/torch_round_bench.py DIR: prints one JSON line per round + summary */
+#include <cblas.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/config.h"
+#include "core/rng.h"
+#include "model/checkpoint.h"
+#include "model/model_from_config.h"
+#include "swarm/node.h"
+#include "swarm/round_record.h"
+#include "swarm/taskset.h"
+
+#define MAX_CONFIGS 8
+#define MAX_INITS 8
+
+typedef struct {
+    char label[64];       /* quick, paper, or the file's stem */
+    char path[PATH_MAX];  /* the INI file */
+    Config* cfg;          /* resolved: the file, the user's overrides, the bench's forced keys */
+    const char* init;     /* model.init after resolution ("" = random init) */
+} RoundConfig;
+
+typedef struct {
+    int rounds, warmup, threads, torch, keep;
+    RoundConfig configs[MAX_CONFIGS];
+    int n_configs;
+    const char* inits[MAX_INITS];
+    int n_inits;
+    char** overrides;
+    int n_overrides;
+} RoundOptions;
+
+/* avg / min / max over the timed rounds of one quantity */
+typedef struct {
+    double avg, min, max;
+    int n;
+} Stat;
+
+static Stat stat_of(const double* v, int n) {
+    Stat s = {0.0, INFINITY, -INFINITY, n};
+    for (int i = 0; i < n; i++) {
+        s.avg += v[i];
+        if (v[i] < s.min) s.min = v[i];
+        if (v[i] > s.max) s.max = v[i];
+    }
+    if (n > 0) s.avg /= n;
+    else s.avg = s.min = s.max = NAN;
+    return s;
+}
+
+/* One side's measurement of one config. */
+typedef struct {
+    int ok;
+    Stat gen, train, total;
+    double peak_rss_mb, base_rss_mb;
+    double completion_len, reward, train_tokens, format_rate; /* averages over timed rounds */
+    char scorer[64], note[256];
+} SideResult;
+
+/* ---------------------------------------------------------------- small helpers ---- */
+
+static const char* self_path(void) {
+    static char self[PATH_MAX];
+    if (!self[0]) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0) sapo_die("sapo bench round: cannot find the sapo binary's path");
+        self[n] = '\0';
+    }
+    return self;
+}
+
+/* A field of /proc/self/status in kB (VmHWM, VmRSS), or -1. */
+static long proc_status_kb(const char* field) {
+    FILE* f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':') {
+            kb = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+static char* read_text(const char* path) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char* s = mallocCheck((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int write_json(const char* path, cJSON* j) {
+    char* text = cJSON_PrintUnformatted(j);
+    FILE* f = fopen(path, "wb");
+    int ok = f && text && fputs(text, f) >= 0;
+    if (f) ok = (fclose(f) == 0) && ok;
+    free(text);
+    return ok ? 0 : -1;
+}
+
+static int parse_int_arg(const char* flag, const char* value, int lo, int hi) {
+    char* end;
+    long v = strtol(value ? value : "", &end, 10);
+    if (!value || !*value || *end || v < lo || v > hi) {
+        fprintf(stderr, "sapo bench round: %s '%s': expected an integer in [%d, %d]\n", flag, value ? value : "", lo, hi);
+        exit(2);
+    }
+    return (int)v;
+}
+
+static const char* python_path(void) {
+    const char* py = getenv("SAPO_PYTHON");
+    if (py && *py) return py;
+    /* the build directory's venv (Debian's python3 + reasoning_gym), next to this binary */
+    static char venv[PATH_MAX];
+    snprintf(venv, sizeof venv, "%s", self_path());
+    char* slash = strrchr(venv, '/');
+    if (slash) {
+        snprintf(slash, sizeof venv - (size_t)(slash - venv), "/venv/bin/python");
+        if (access(venv, X_OK) == 0) return venv;
+    }
+    return "/usr/bin/python3";
+}
+
+/* ------------------------------------------------------------ config resolution ---- */
+
+/* Loads one config: the file, then the user's overrides, then what the benchmark forces
+ * (one node, I = G, no external groups, all-gather, no evaluation, no checkpoints). */
+static Config* load_round_config(const char* path, char** overrides, int n_over, char* err, size_t errlen) {
+    Config* cfg = config_new();
+    if (config_load_all(cfg, path, n_over, overrides, err, errlen)) {
+        config_free(cfg);
+        return NULL;
+    }
+    char groups[64];
+    snprintf(groups, sizeof groups, "sampling.local=%ld", config_int(cfg, "sampling.groups"));
+    const char* forced[] = {"swarm.nodes=1", "sampling.external=0", groups, "net.transport=allgather",
+                            "run.eval_every=0", "run.checkpoint_every=0", "net.fault=none"};
+    for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
+        if (config_set_override(cfg, forced[i], err, errlen)) {
+            config_free(cfg);
+            return NULL;
+        }
+    }
+    if (config_validate(cfg, err, errlen) || swarm_config_check(cfg, 1, err, errlen)) {
+        config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+}
+
+static int resolve_config(RoundOptions* o, const char* name) {
+    if (o->n_configs >= MAX_CONFIGS) {
+        fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
+        return -1;
+    }
+    RoundConfig* rc = &o->configs[o->n_configs];
+    memset(rc, 0, sizeof *rc);
+    if (!strcmp(name, "quick")) {
+        snprintf(rc->label, sizeof rc->label, "quick");
+        snprintf(rc->path, sizeof rc->path, "%s/experiments/quick.ini", SAPO_SOURCE_DIR);
+    } else if (!strcmp(name, "paper")) {
+        snprintf(rc->label, sizeof rc->label, "paper");
+        snprintf(rc->path, sizeof rc->path, "%s/experiments/paper/8L0E.ini", SAPO_SOURCE_DIR);
+    } else {
+        size_t n = strlen(name);
+        struct stat st;
+        if (n < 5 || strcmp(name + n - 4, ".ini") || stat(name, &st) || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "sapo bench round: --config '%s': expected quick, paper or an existing FILE.ini\n", name);
+            return -1;
+        }
+        snprintf(rc->path, sizeof rc->path, "%s", name);
+        const char* base = strrchr(name, '/');
+        base = base ? base + 1 : name;
+        snprintf(rc->label, sizeof rc->label, "%.*s", (int)(strlen(base) - 4 < 63 ? strlen(base) - 4 : 63), base);
+    }
+    o->n_configs++;
+    return 0;
+}
+
+/* Each --init goes to the configs whose model shape it has; one that fits none is an error. */
+static int place_inits(RoundOptions* o) {
+    char err[1024];
+    for (int k = 0; k < o->n_inits; k++) {
+        CheckpointInfo info;
+        if (checkpoint_read_info(o->inits[k], &info, err, sizeof err)) {
+            fprintf(stderr, "sapo bench round: --init: %s\n", err);
+            return -1;
+        }
+        int used = 0;
+        for (int c = 0; c < o->n_configs; c++) {
+            GPTConfig g = gpt_config_from(o->configs[c].cfg, 0);
+            if (g.n_layer != info.cfg.n_layer || g.n_head != info.cfg.n_head || g.d_model != info.cfg.d_model ||
+                g.n_ctx != info.cfg.n_ctx)
+                continue;
+            char assign[PATH_MAX + 16];
+            snprintf(assign, sizeof assign, "model.init=%s", o->inits[k]);
+            if (config_set_override(o->configs[c].cfg, assign, err, sizeof err)) {
+                fprintf(stderr, "sapo bench round: --init: %s\n", err);
+                return -1;
+            }
+            used = 1;
+        }
+        if (!used) {
+            fprintf(stderr,
+                    "sapo bench round: --init %s has n_layer=%d n_head=%d d_model=%d n_ctx=%d: no selected config has "
+                    "that shape\n",
+                    o->inits[k], info.cfg.n_layer, info.cfg.n_head, info.cfg.d_model, info.cfg.n_ctx);
+            return -1;
+        }
+    }
+    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = config_string(o->configs[c].cfg, "model.init");
+    return 0;
+}
+
+/* ------------------------------------------------------------- the child (C side) ---- */
+
+/* The I questions node_round asks in round r: the same stream and draws as src/swarm/node.c. */
+static cJSON* round_questions(const TaskSet* ts, uint64_t seed, int round, int n_q, unsigned* asked_mask) {
+    cJSON* arr = cJSON_CreateArray();
+    RngStream qrng = rng_stream(seed, 0, (uint32_t)round, RNG_QUESTIONS);
+    char err[512];
+    *asked_mask = 0;
+    for (int i = 0; i < n_q; i++) {
+        Question q;
+        if (question_draw(ts, &qrng, &q, err, sizeof err)) sapo_die("sapo bench round: question: %s", err);
+        cJSON* o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "task", q.slot->spec->name);
+        cJSON_AddStringToObject(o, "prompt", q.prompt);
+        cJSON_AddItemToObject(o, "entry", cJSON_Duplicate(q.entry, 1));
+        cJSON_AddItemToArray(arr, o);
+        *asked_mask |= 1u << q.slot->task_id;
+        question_free(&q);
+    }
+    return arr;
+}
+
+static int child_main(const char* dir, int rounds, int warmup, int threads) {
+    openblas_set_num_threads(threads);
+    MPI_Init(NULL, NULL); /* a singleton: no mpirun needed */
+    long base_kb = proc_status_kb("VmRSS");
+    char path[PATH_MAX + 64], err[1024];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    Config* cfg = config_new();
+    if (config_load_file(cfg, path, err, sizeof err) || config_validate(cfg, err, sizeof err)) {
+        fprintf(stderr, "sapo bench round (child): %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    SwarmNode* node = node_create(cfg, 0, 1, MPI_COMM_WORLD, err, sizeof err);
+    if (!node) {
+        fprintf(stderr, "sapo bench round (child): %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    Model* m = node->policy;
+    snprintf(path, sizeof path, "%s/init.ckpt", dir);
+    if (checkpoint_save(m, path, 0, err, sizeof err)) {
+        fprintf(stderr, "sapo bench round (child): %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    /* what the PyTorch side needs: the settings and every round's prompts */
+    int n_q = (int)config_node_int(cfg, 0, "sampling.local"), n_l = (int)config_node_int(cfg, 0, "grpo.completions");
+    uint64_t seed = (uint64_t)config_int(cfg, "swarm.seed");
+    GenConfig gen = gen_config_from(cfg, 0);
+    AdamWConfig hp = adamw_config_from(cfg, 0);
+    TaskSet ts;
+    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err))
+        sapo_die("sapo bench round (child): %s", err);
+    cJSON* j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
+    cJSON_AddNumberToObject(j, "n_head", m->cfg.n_head);
+    cJSON_AddNumberToObject(j, "d_model", m->cfg.d_model);
+    cJSON_AddNumberToObject(j, "n_ctx", m->cfg.n_ctx);
+    cJSON_AddNumberToObject(j, "vocab", m->cfg.vocab);
+    cJSON_AddNumberToObject(j, "num_params", (double)m->num_params);
+    cJSON_AddNumberToObject(j, "local", n_q);
+    cJSON_AddNumberToObject(j, "completions", n_l);
+    cJSON_AddNumberToObject(j, "seed", (double)seed);
+    cJSON_AddNumberToObject(j, "temperature", gen.sampler.temperature);
+    cJSON_AddNumberToObject(j, "top_p", gen.sampler.top_p);
+    cJSON_AddNumberToObject(j, "max_new_tokens", gen.max_new_tokens);
+    cJSON_AddStringToObject(j, "stop", COMPLETION_STOP);
+    cJSON_AddNumberToObject(j, "lr", hp.lr);
+    cJSON_AddNumberToObject(j, "beta1", hp.beta1);
+    cJSON_AddNumberToObject(j, "beta2", hp.beta2);
+    cJSON_AddNumberToObject(j, "eps", hp.eps);
+    cJSON_AddNumberToObject(j, "weight_decay", hp.weight_decay);
+    cJSON_AddNumberToObject(j, "grad_clip", config_node_float(cfg, 0, "optim.grad_clip"));
+    cJSON_AddNumberToObject(j, "eps_low", config_float(cfg, "grpo.eps_low"));
+    cJSON_AddNumberToObject(j, "eps_high", config_float(cfg, "grpo.eps_high"));
+    cJSON_AddNumberToObject(j, "ppo_epochs", (double)config_int(cfg, "grpo.ppo_epochs"));
+    cJSON_AddNumberToObject(j, "kl", config_float(cfg, "grpo.kl"));
+    cJSON_AddStringToObject(j, "backend", m->backend->name);
+    cJSON* rounds_json = cJSON_AddArrayToObject(j, "rounds");
+    int total = warmup + rounds;
+    unsigned* asked = callocCheck((size_t)total, sizeof *asked);
+    for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, seed, r, n_q, &asked[r]));
+    snprintf(path, sizeof path, "%s/round.json", dir);
+    if (write_json(path, j)) sapo_die("sapo bench round (child): cannot write %s", path);
+    cJSON_Delete(j);
+    taskset_free(&ts);
+
+    /* the rounds */
+    cJSON* out = cJSON_CreateObject();
+    cJSON* per = cJSON_AddArrayToObject(out, "rounds");
+    int mismatch = 0;
+    for (int r = 0; r < total; r++) {
+        RoundRecord rec;
+        node_round(node, r, &rec);
+        unsigned seen = 0;
+        for (int t = 0; t < TASK_N_IDS; t++)
+            if (!isnan(rec.reward_by_task[t])) seen |= 1u << t;
+        mismatch |= seen != asked[r];
+        cJSON* o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "round", r);
+        cJSON_AddBoolToObject(o, "timed", r >= warmup);
+        cJSON_AddNumberToObject(o, "gen", rec.m[RM_T_GENERATE]);
+        cJSON_AddNumberToObject(o, "train", rec.m[RM_T_TRAIN]);
+        cJSON_AddNumberToObject(o, "exchange", rec.m[RM_T_EXCHANGE] + rec.m[RM_T_WAIT]);
+        cJSON_AddNumberToObject(o, "total", rec.m[RM_T_ROUND]);
+        cJSON_AddNumberToObject(o, "completion_len", rec.m[RM_COMPLETION_LEN]);
+        cJSON_AddNumberToObject(o, "reward", rec.m[RM_REWARD_OWN]);
+        cJSON_AddNumberToObject(o, "format_rate", rec.m[RM_FORMAT_RATE]);
+        cJSON_AddNumberToObject(o, "train_tokens", rec.m[RM_TRAIN_TOKENS]);
+        cJSON_AddItemToArray(per, o);
+    }
+    long hwm_kb = proc_status_kb("VmHWM");
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    cJSON_AddNumberToObject(out, "peak_rss_kb", hwm_kb > 0 ? (double)hwm_kb : (double)ru.ru_maxrss);
+    cJSON_AddNumberToObject(out, "base_rss_kb", (double)base_kb);
+    cJSON_AddBoolToObject(out, "prompts_mismatch", mismatch);
+    snprintf(path, sizeof path, "%s/ours.json", dir);
+    if (write_json(path, out)) sapo_die("sapo bench round (child): cannot write %s", path);
+    cJSON_Delete(out);
+    free(asked);
+    node_finish(node);
+    node_free(node);
+    config_free(cfg);
+    MPI_Finalize();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the parent ---- */
+
+static void side_from_rounds(SideResult* s, const cJSON* rounds) {
+    int n = cJSON_GetArraySize(rounds), k = 0;
+    double* g = callocCheck((size_t)n + 1, sizeof(double));
+    double* t = callocCheck((size_t)n + 1, sizeof(double));
+    double* a = callocCheck((size_t)n + 1, sizeof(double));
+    const cJSON* r;
+    cJSON_ArrayForEach(r, rounds) {
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(r, "timed"))) continue;
+        g[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "gen"));
+        t[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train"));
+        a[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
+        s->completion_len += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "completion_len"));
+        s->reward += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward"));
+        s->format_rate += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "format_rate"));
+        s->train_tokens += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train_tokens"));
+        k++;
+    }
+    s->gen = stat_of(g, k);
+    s->train = stat_of(t, k);
+    s->total = stat_of(a, k);
+    if (k) {
+        s->completion_len /= k;
+        s->reward /= k;
+        s->format_rate /= k;
+        s->train_tokens /= k;
+    }
+    s->ok = k > 0;
+    free(g);
+    free(t);
+    free(a);
+}
+
+/* Runs the C side in a fresh child process; fills ours from DIR/ours.json. */
+static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, int* mismatch) {
+    char rounds[16], warm[16], threads[16];
+    snprintf(rounds, sizeof rounds, "%d", o->rounds);
+    snprintf(warm, sizeof warm, "%d", o->warmup);
+    snprintf(threads, sizeof threads, "%d", o->threads);
+    char* argv[] = {(char*)self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
+                    "--warmup-rounds", warm, "--threads", threads, NULL};
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("sapo bench round: fork");
+        return -1;
+    }
+    if (pid == 0) {
+        setenv("OPENBLAS_NUM_THREADS", threads, 1);
+        setenv("OMP_NUM_THREADS", threads, 1);
+        execv(argv[0], argv);
+        perror("sapo bench round: exec");
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "sapo bench round: the C side failed (%s %d)\n", WIFEXITED(status) ? "exit" : "signal",
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return -1;
+    }
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/ours.json", dir);
+    char* text = read_text(path);
+    cJSON* j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!j) {
+        fprintf(stderr, "sapo bench round: the C side wrote no readable %s\n", path);
+        return -1;
+    }
+    side_from_rounds(ours, cJSON_GetObjectItem(j, "rounds"));
+    ours->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
+    ours->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
+    *mismatch = cJSON_IsTrue(cJSON_GetObjectItem(j, "prompts_mismatch"));
+    cJSON_Delete(j);
+    return ours->ok ? 0 : -1;
+}
+
+/* Runs tests/bench/torch_round_bench.py on DIR; fills torch from its JSON lines. */
+static int run_torch(const RoundOptions* o, const char* dir, const char* device, SideResult* tr) {
+    char cmd[4 * PATH_MAX + 512];
+    snprintf(cmd, sizeof cmd,
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/tests/bench/torch_round_bench.py' "
+             "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
+             o->threads, o->threads, o->threads, python_path(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
+             device);
+    fflush(stdout);
+    FILE* p = popen(cmd, "r");
+    if (!p) {
+        snprintf(tr->note, sizeof tr->note, "cannot start python");
+        return -1;
+    }
+    cJSON* rounds = cJSON_CreateArray();
+    char line[1 << 16];
+    while (fgets(line, sizeof line, p)) {
+        cJSON* j = cJSON_Parse(line);
+        if (!j) continue;
+        const cJSON* what = cJSON_GetObjectItem(j, "what");
+        if (cJSON_IsString(what) && !strcmp(what->valuestring, "round")) {
+            cJSON_AddItemToArray(rounds, j);
+            continue;
+        }
+        if (cJSON_IsString(what) && !strcmp(what->valuestring, "summary")) {
+            tr->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
+            tr->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
+            const cJSON* sc = cJSON_GetObjectItem(j, "scorer");
+            if (cJSON_IsString(sc)) snprintf(tr->scorer, sizeof tr->scorer, "%s", sc->valuestring);
+            const cJSON* note = cJSON_GetObjectItem(j, "note");
+            if (cJSON_IsString(note)) snprintf(tr->note, sizeof tr->note, "%s", note->valuestring);
+        }
+        cJSON_Delete(j);
+    }
+    int rc = pclose(p);
+    side_from_rounds(tr, rounds);
+    cJSON_Delete(rounds);
+    if (rc != 0 || !tr->ok || !(tr->peak_rss_mb > 0)) {
+        fprintf(stderr, "sapo bench round: the PyTorch side failed (%s)\n", cmd);
+        tr->ok = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static void remove_dir(const char* dir) {
+    const char* files[] = {"config.ini", "init.ckpt", "round.json", "ours.json"};
+    char path[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+static void print_row(const char* label, const char* what, const Stat* a, const Stat* b, int have_b, int decimals) {
+    char ta[3][32], tb[3][32], ratio[32];
+    const double av[3] = {a->avg, a->min, a->max}, bv[3] = {b->avg, b->min, b->max};
+    for (int i = 0; i < 3; i++) {
+        if (isnan(av[i])) snprintf(ta[i], sizeof ta[i], "-");
+        else snprintf(ta[i], sizeof ta[i], "%.*f", decimals, av[i]);
+        if (!have_b || isnan(bv[i])) snprintf(tb[i], sizeof tb[i], "-");
+        else snprintf(tb[i], sizeof tb[i], "%.*f", decimals, bv[i]);
+    }
+    if (have_b && a->avg > 0 && !isnan(b->avg)) snprintf(ratio, sizeof ratio, "%.2fx", b->avg / a->avg);
+    else snprintf(ratio, sizeof ratio, "-");
+    printf("%-12s %-12s %10s %10s %10s %10s %10s %10s %10s\n", label, what, ta[0], ta[1], ta[2], tb[0], tb[1], tb[2],
+           ratio);
+}
+
+static void usage(FILE* out) {
+    fprintf(out,
+            "usage: sapo bench round [--config quick|paper|FILE.ini]... [--rounds N] [--warmup-rounds K]\n"
+            "                        [--init CKPT]... [--no-torch] [--threads T] [--keep] [section.key=value ...]\n"
+            "The cost of ONE swarm node-round (generate + score + train) next to the same round in\n"
+            "PyTorch eager, measured in the same invocation, one config after the other, as one table.\n\n"
+            "Ours: this binary run again in a fresh child process (no mpirun: MPI_Init as a singleton)\n"
+            "builds one node with node_create (swarm of 1: sampling.local = sampling.groups so I = G,\n"
+            "sampling.external = 0, net.transport = allgather, run.eval_every = 0, no checkpoints) and\n"
+            "runs node_round; the phases are the round's own timers (src/swarm/round_record.h):\n"
+            "  gen+score  t_generate: draw I questions, generate L completions each (batched, KV\n"
+            "             cache, stop at </answer>), score them with our verifiers\n"
+            "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
+            "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
+            "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
+            "Torch: tests/bench/torch_round_bench.py (python: $SAPO_PYTHON, else the build's\n"
+            "venv/bin/python, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
+            "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
+            "round, BOS + the prompt's tail), the way TRL / genrl do: the I x L prompts left-padded with\n"
+            "an attention mask and position ids, batched sampling at gen.temperature with a KV cache until\n"
+            "</answer>, EOS or gen.max_new_tokens; scoring with reasoning_gym's score_answer on the last\n"
+            "<answer>...</answer> (exact match on the reference answer when reasoning_gym does not\n"
+            "import; the footer says which); one GRPO step on the I x L prompt+completion rows\n"
+            "right-padded to the longest: token-level loss over completion tokens, group advantages\n"
+            "(r - mean) / (std + 1e-8), AdamW with optim.*, clip_grad_norm_ when optim.grad_clip > 0.\n"
+            "Peak RSS is the python process's own (imports included). With model.backend=cuda the\n"
+            "PyTorch side runs on the GPU too.\n\n"
+            "Both sides then train on their own samples, so after the first round they sample from\n"
+            "(slightly) different policies: the footer gives each side's completion length and reward.\n"
+            "Without --init a random model writes gen.max_new_tokens bytes in every row: the worst case;\n"
+            "the header says which case each config measured.\n\n"
+            "options:\n"
+            "  --config C        quick (experiments/quick.ini), paper (experiments/paper/8L0E.ini) or an\n"
+            "                    INI file; repeat for several; default: quick, then paper\n"
+            "  --rounds N        timed rounds per config and side (default 3); avg/min/max over them\n"
+            "  --warmup-rounds K untimed rounds before them (default 1)\n"
+            "  --init CKPT       start from this checkpoint (e.g. `sapo pretrain` output) instead of a\n"
+            "                    random init; applied to every selected config of its shape (an error\n"
+            "                    when none has it); repeat for configs of different shapes\n"
+            "  --threads T       OpenBLAS threads of our side and torch.set_num_threads of theirs\n"
+            "                    (default 1: one rank per core)\n"
+            "  --no-torch        measure our side only (the torch columns print '-')\n"
+            "  --keep            keep each config's work directory (config.ini, init.ckpt, round.json,\n"
+            "                    ours.json) and print its path\n"
+            "  section.key=value override a config key (see `sapo info`) in every selected config,\n"
+            "                    before the benchmark's own settings above\n\n"
+            "output: '#' lines are metadata; one row per config and phase: our avg/min/max, torch's\n"
+            "avg/min/max (seconds; MB for peak RSS) and torch/ours of the averages (> 1: we are faster\n"
+            "or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
+}
+
+int bench_round_main(int argc, char** argv) {
+    RoundOptions o = {.rounds = 3, .warmup = 1, .threads = 1, .torch = 1};
+    const char* child_dir = NULL;
+    const char* names[MAX_CONFIGS];
+    int n_names = 0;
+    o.overrides = mallocCheck(sizeof(char*) * (size_t)(argc + 1));
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(o.overrides);
+            return 0;
+        } else if (!strcmp(a, "--no-torch")) o.torch = 0;
+        else if (!strcmp(a, "--keep")) o.keep = 1;
+        else if (!strcmp(a, "--rounds")) { o.rounds = parse_int_arg(a, v, 1, 100000); i++; }
+        else if (!strcmp(a, "--warmup-rounds")) { o.warmup = parse_int_arg(a, v, 0, 100000); i++; }
+        else if (!strcmp(a, "--threads")) { o.threads = parse_int_arg(a, v, 1, 256); i++; }
+        else if (!strcmp(a, "--child") && v) { child_dir = v; i++; }
+        else if (!strcmp(a, "--config") && v) {
+            if (n_names >= MAX_CONFIGS) {
+                fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
+                return 2;
+            }
+            names[n_names++] = v;
+            i++;
+        } else if (!strcmp(a, "--init") && v) {
+            if (o.n_inits >= MAX_INITS) {
+                fprintf(stderr, "sapo bench round: at most %d --init\n", MAX_INITS);
+                return 2;
+            }
+            o.inits[o.n_inits++] = v;
+            i++;
+        } else if (strncmp(a, "--", 2) && strchr(a, '=')) {
+            o.overrides[o.n_overrides++] = argv[i];
+        } else if (!v && (!strcmp(a, "--config") || !strcmp(a, "--init") || !strcmp(a, "--child"))) {
+            fprintf(stderr, "sapo bench round: %s needs a value (see --help)\n", a);
+            return 2;
+        } else {
+            fprintf(stderr, "sapo bench round: %s '%s' (see --help)\n",
+                    !strncmp(a, "--", 2) ? "unknown option" : "unexpected argument (not section.key=value)", a);
+            return 2;
+        }
+    }
+    if (child_dir) {
+        free(o.overrides);
+        return child_main(child_dir, o.rounds, o.warmup, o.threads);
+    }
+
+    /* every config checked before anything runs */
+    if (n_names == 0) {
+        names[n_names++] = "quick";
+        names[n_names++] = "paper";
+    }
+    char err[1024];
+    for (int k = 0; k < n_names; k++) {
+        if (resolve_config(&o, names[k])) return 2;
+        RoundConfig* rc = &o.configs[o.n_configs - 1];
+        rc->cfg = load_round_config(rc->path, o.overrides, o.n_overrides, err, sizeof err);
+        if (!rc->cfg) {
+            fprintf(stderr, "sapo bench round: config error (%s): %s\n", rc->label, err);
+            return 2;
+        }
+    }
+    if (place_inits(&o)) return 2;
+    for (int c = 0; c < o.n_configs; c++) { /* the init now set: its shape checked again */
+        if (swarm_config_check(o.configs[c].cfg, 1, err, sizeof err)) {
+            fprintf(stderr, "sapo bench round: config error (%s): %s\n", o.configs[c].label, err);
+            return 2;
+        }
+    }
+
+    printf("# sapo bench round: one swarm node-round (generate + score + train), ours vs PyTorch eager%s\n",
+           o.torch ? "" : " (--no-torch: ours only)");
+    printf("# %d thread(s) per side, warm-up rounds %d (untimed), timed rounds %d; ours: `%s bench round --child` "
+           "(a fresh process, MPI singleton)\n", o.threads, o.warmup, o.rounds, self_path());
+    if (o.torch) printf("# torch: %s tests/bench/torch_round_bench.py\n", python_path());
+    for (int c = 0; c < o.n_configs; c++) {
+        const Config* cfg = o.configs[c].cfg;
+        GPTConfig g = gpt_config_from(cfg, 0);
+        long n_q = config_node_int(cfg, 0, "sampling.local"), n_l = config_node_int(cfg, 0, "grpo.completions");
+        printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
+               "temperature %g, tasks %s (%s), backend %s\n",
+               o.configs[c].label, o.configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
+               config_node_int(cfg, 0, "gen.max_new_tokens"), config_node_float(cfg, 0, "gen.temperature"),
+               config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"),
+               config_node_string(cfg, 0, "model.backend"));
+        if (*o.configs[c].init)
+            printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
+                   o.configs[c].label, o.configs[c].init);
+        else
+            printf("# %-6s init: random (worst case: every row writes gen.max_new_tokens bytes of garbage)\n",
+                   o.configs[c].label);
+    }
+    printf("#\n# %-10s %-12s %10s %10s %10s %10s %10s %10s %10s\n", "config", "phase", "ours avg", "ours min",
+           "ours max", "torch avg", "torch min", "torch max", "torch/ours");
+    fflush(stdout);
+
+    SideResult ours[MAX_CONFIGS], torch[MAX_CONFIGS];
+    int mismatch[MAX_CONFIGS] = {0}, failed = 0;
+    memset(ours, 0, sizeof ours);
+    memset(torch, 0, sizeof torch);
+    for (int c = 0; c < o.n_configs; c++) {
+        RoundConfig* rc = &o.configs[c];
+        const char* tmp = getenv("TMPDIR");
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/sapo-bench-round-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "sapo bench round: cannot create a work directory %s: %s\n", dir, strerror(errno));
+            return 1;
+        }
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/config.ini", dir);
+        FILE* f = fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "sapo bench round: cannot write %s\n", path);
+            return 1;
+        }
+        config_write(rc->cfg, f);
+        fclose(f);
+        if (run_ours(&o, dir, &ours[c], &mismatch[c])) {
+            failed = 1;
+        } else if (o.torch) {
+            const char* backend = config_node_string(rc->cfg, 0, "model.backend");
+            const ModelBackend* be = model_backend_find(backend);
+            const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
+            if (run_torch(&o, dir, device, &torch[c])) failed = 1;
+        }
+        int have_t = o.torch && torch[c].ok;
+        print_row(rc->label, "gen+score s", &ours[c].gen, &torch[c].gen, have_t, 3);
+        print_row(rc->label, "train s", &ours[c].train, &torch[c].train, have_t, 3);
+        print_row(rc->label, "total s", &ours[c].total, &torch[c].total, have_t, 3);
+        Stat ra = {ours[c].ok ? ours[c].peak_rss_mb : NAN, NAN, NAN, 1};
+        Stat rb = {torch[c].peak_rss_mb, NAN, NAN, 1};
+        print_row(rc->label, "peak RSS MB", &ra, &rb, have_t, 1);
+        fflush(stdout);
+        if (o.keep) printf("# %s: kept %s\n", rc->label, dir);
+        else remove_dir(dir);
+    }
+
+    printf("#\n# per timed round, averaged (both sides train on their own samples, so these drift apart "
+           "after round 0):\n");
+    for (int c = 0; c < o.n_configs; c++) {
+        const char* lab = o.configs[c].label;
+        if (ours[c].ok)
+            printf("# %-6s ours : completion %6.1f bytes/row, answer tags %5.1f%%, reward %.3f, %7.0f train tokens; "
+                   "RSS %.1f MB after MPI_Init, before the node\n",
+                   lab, ours[c].completion_len, 100.0 * ours[c].format_rate, ours[c].reward, ours[c].train_tokens,
+                   ours[c].base_rss_mb);
+        if (torch[c].ok)
+            printf("# %-6s torch: completion %6.1f bytes/row, answer tags %5.1f%%, reward %.3f, %7.0f train tokens; "
+                   "RSS %.1f MB after imports, before the model; scorer: %s%s%s\n",
+                   lab, torch[c].completion_len, 100.0 * torch[c].format_rate, torch[c].reward, torch[c].train_tokens,
+                   torch[c].base_rss_mb, torch[c].scorer, torch[c].note[0] ? "; " : "", torch[c].note);
+        if (mismatch[c])
+            printf("# %-6s WARNING: the tasks node_round asked differ from the prompts given to torch "
+                   "(did src/swarm/node.c change how it draws questions?)\n", lab);
+    }
+    printf("# torch/ours > 1: ours is faster (seconds) or smaller (MB). gen+score and train are the\n"
+           "# round's own timers; total is the whole round.\n");
+    for (int c = 0; c < o.n_configs; c++) config_free(o.configs[c].cfg);
+    free(o.overrides);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `sapo bench round`: one quick node-round, ours and PyTorch's, prints the four rows of the
+# table with positive numbers and exits 0; a bad --config is one line on stderr and exit 2.
+set -u
+BIN=${SAPO_BIN:-build/sapo}
+PY=${SAPO_PYTHON:-/usr/bin/python3}
+fail() { echo "FAIL: $*"; exit 1; }
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+    echo "SKIP: $PY cannot import torch"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+SAPO_PYTHON=$PY "$BIN" bench round --config quick --rounds 1 --warmup-rounds 0 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/out"
+[ $rc -eq 0 ] || { cat "$tmp/err"; fail "exit status $rc"; }
+grep -q '^# sapo bench round' "$tmp/out" || fail "no header"
+grep -q '^# quick  init: random' "$tmp/out" || fail "the header does not say which init was measured"
+grep -q 'scorer: ' "$tmp/out" || fail "the footer does not name the torch side's scorer"
+for phase in 'gen+score s' 'train s' 'total s' 'peak RSS MB'; do
+    row=$(grep "^quick  *$phase " "$tmp/out") || fail "no row for '$phase'"
+    # label, phase (1 or 3 words), ours avg/min/max, torch avg/min/max, ratio
+    set -- ${row#quick}
+    shift $(( $(echo "$phase" | wc -w) ))
+    [ $# -eq 7 ] || fail "row '$row': expected 7 numeric columns, got $#"
+    for v in "$1" "$4"; do
+        awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "row '$row': '$v' is not a positive number"
+    done
+    case "$7" in *x) awk -v v="${7%x}" 'BEGIN { exit !(v + 0 > 0) }' || fail "row '$row': bad ratio '$7'";;
+                 *) fail "row '$row': ratio '$7' has no x";; esac
+done
+[ "$(grep -c '^quick ' "$tmp/out")" -eq 4 ] || fail "expected exactly 4 table rows"
+
+"$BIN" bench round --config no-such-config >"$tmp/out2" 2>"$tmp/err2"
+rc=$?
+[ $rc -ne 0 ] || fail "a bad --config exited 0"
+[ "$(wc -l <"$tmp/err2")" -eq 1 ] || { cat "$tmp/err2"; fail "a bad --config should give one line on stderr"; }
+grep -q "^sapo bench round: --config 'no-such-config'" "$tmp/err2" || fail "unexpected message: $(cat "$tmp/err2")"
+[ ! -s "$tmp/out2" ] || fail "a bad --config printed on stdout"
+echo "PASS"
