@@ -1,10 +1,13 @@
 /* The CUDA backend of the policy model (MODEL_BACKEND_CUDA): the host-side orchestration of
- * cuda_layers, step for step the twin of src/model/cpu_backend.c. setup makes one device
- * allocation for the parameters, gradients, both Adam moments, every activation, the scratch
- * and the KV cache (the CPU state's sizes), one stream and one cuBLAS handle bound to it.
- * upload/download copy the Model's four host buffers to and from the device; forward,
- * prefill and decode return their results (log-probs, logits) to the host, where the
- * trainer and the sampler use them. */
+ * cuda_layers, step for step the twin of src/model/cpu_backend.c over packed batches
+ * (PackedBatch in gpt.h: segments end to end, a completion reading its prompt's keys). setup
+ * makes one device allocation, sized by m->cap, for the parameters, gradients, both Adam
+ * moments, every activation, the scratch and the prompt and row KV caches, one stream and one
+ * cuBLAS handle bound to it; nothing is allocated per call. Each forward builds its layout
+ * (positions, the segment table, who reads each prompt, the embedding rows by token and by
+ * position) on the host and sends it in one copy. upload/download copy the Model's four host
+ * buffers to and from the device; forward and decode return their results (log-probs,
+ * logits) to the host, where the trainer and the sampler use them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,22 +75,35 @@ typedef struct {
     size_t block_bytes;
     float *params, *grads, *mom1, *mom2; /* device twins of the Model's host buffers */
     GPTParams p, g;
-    /* forward activations, capacity max_batch x n_ctx rows; per-layer arrays are (L, ...) */
-    int *inputs, *targets;
-    int *tok_start, *tok_rows; /* rows of each input token, for the embedding gradient */
-    int* ints;                 /* prefill lens, or decode slots | tokens | pos */
+    /* The last forward's layout, packed into lay (one copy per forward; see send_layout):
+     * the pointers below point into it. */
+    char* lay;
+    size_t lay_bytes;
+    int *inputs, *targets, *pos, *seg_of; /* (N) each */
+    CudaSeg* segs;                        /* (n_segs) */
+    int* children;                        /* (n_segs) segments grouped by their prefix */
+    int *tok_start, *tok_rows;            /* (V + 1), (N): rows of each token, for dwte */
+    int *pos_start, *pos_rows;            /* (n_ctx + 1), (N): rows of each position, for dwpe */
+    int* ints;                            /* decode: rows | prefix | prefix_len | tokens | pos */
+    /* forward activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
+     * packed by the batch's own N, as on the CPU */
     float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *residual2, *ln2, *ln2_mean, *ln2_rstd;
     float *fch, *fch_gelu, *fch_tanh, *residual3, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;
     float *logprobs, *dlogprobs;
-    /* backward scratch */
+    /* backward scratch; datt has one layer's attention weights (cap.max_att) */
     float *dresidual, *dC, *dC2, *d3C, *d4C, *d4C2, *datt, *dlogits;
-    AttnScratch attn;
-    /* KV cache (L, slots, n_ctx, C) each, and the decode scratch (slots, ...) */
-    float *kcache, *vcache;
+    /* KV caches: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C); the
+     * decode scratch (max_rows, ...) */
+    float *kprefix, *vprefix, *krow, *vrow;
     float *x, *xn, *q3, *y, *h4, *h4g, *h4t, *tmp, *mean, *rstd, *gen_logits;
-    /* host scratch */
-    int *h_tok_start, *h_tok_rows, *h_ints;
-    int B, T; /* shape of the last forward */
+    /* host scratch: the layout before it is sent, and the segment table, grown when needed */
+    char* h_lay;
+    int* h_cursor; /* max(V, n_ctx): counting sort */
+    CudaSeg* h_segs;
+    int seg_cap;
+    int* h_ints;
+    int N;         /* tokens of the last forward */
+    long att_used; /* attention weights per layer of the last forward */
 } CudaState;
 
 static void* host_alloc(size_t bytes) {
@@ -111,10 +127,12 @@ typedef struct {
     int n;
 } Carver;
 
+static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; } /* as cudaMalloc itself */
+
 static void carve_add(Carver* c, void** ptr, size_t bytes) {
     if (c->n == 96) die("too many device buffers (raise the Carver's capacity)");
     c->ptr[c->n] = ptr;
-    c->bytes[c->n] = (bytes + 255) / 256 * 256; /* 256-byte aligned, as cudaMalloc itself */
+    c->bytes[c->n] = align256(bytes);
     c->n++;
 }
 #define CARVE(c, field, count) carve_add((c), (void**)&(field), (size_t)(count) * sizeof *(field))
@@ -129,12 +147,21 @@ static void point_params(GPTParams* p, float* memory, const size_t* sizes) {
     }
 }
 
+/* The bytes of one forward's layout at most (send_layout's arrays, each 256-aligned): a
+ * batch has at most one segment per token. */
+static size_t layout_bytes(size_t N, size_t V, size_t T) {
+    return align256(N * sizeof(CudaSeg)) + 7 * align256(N * sizeof(int)) + align256((V + 1) * sizeof(int)) +
+           align256((T + 1) * sizeof(int));
+}
+
 static void cuda_setup(Model* m) {
     CudaState* s = (CudaState*)calloc(1, sizeof *s);
     if (!s) die("out of host memory");
     const GPTConfig* c = &m->cfg;
-    size_t B = m->max_batch, T = c->n_ctx, C = c->d_model, L = c->n_layer, NH = c->n_head, V = c->vocab;
-    size_t BT = B * T, P = m->num_params;
+    const ModelCapacity* cap = &m->cap;
+    size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab, P = m->num_params;
+    size_t R = cap->max_rows, A = cap->max_att;
+    size_t prefix_cache = L * cap->max_prefixes * T * C, row_cache = L * R * cap->row_ctx * C;
     s->device = cuda_device_for_this_rank();
     if (s->device < 0) die("no CUDA device is visible (model.backend = cuda needs one)");
     cudaCheck(cudaSetDevice(s->device));
@@ -145,77 +172,73 @@ static void cuda_setup(Model* m) {
     s->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
     cublasCheck(cublasSetMathMode(s->ctx.blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 
+    s->lay_bytes = layout_bytes(N, V, T);
     Carver cv;
     cv.n = 0;
     CARVE(&cv, s->params, P);
     CARVE(&cv, s->grads, P);
     CARVE(&cv, s->mom1, P);
     CARVE(&cv, s->mom2, P);
-    CARVE(&cv, s->inputs, BT);
-    CARVE(&cv, s->targets, BT);
-    CARVE(&cv, s->tok_start, V + 1);
-    CARVE(&cv, s->tok_rows, BT);
-    CARVE(&cv, s->ints, 3 * B);
-    CARVE(&cv, s->encoded, BT * C);
-    CARVE(&cv, s->ln1, L * BT * C);
-    CARVE(&cv, s->ln1_mean, L * BT);
-    CARVE(&cv, s->ln1_rstd, L * BT);
-    CARVE(&cv, s->qkv, L * BT * 3 * C);
-    CARVE(&cv, s->atty, L * BT * C);
-    CARVE(&cv, s->att, L * B * NH * T * T);
-    CARVE(&cv, s->residual2, L * BT * C);
-    CARVE(&cv, s->ln2, L * BT * C);
-    CARVE(&cv, s->ln2_mean, L * BT);
-    CARVE(&cv, s->ln2_rstd, L * BT);
-    CARVE(&cv, s->fch, L * BT * 4 * C);
-    CARVE(&cv, s->fch_gelu, L * BT * 4 * C);
-    CARVE(&cv, s->fch_tanh, L * BT * 4 * C);
-    CARVE(&cv, s->residual3, L * BT * C);
-    CARVE(&cv, s->lnf, BT * C);
-    CARVE(&cv, s->lnf_mean, BT);
-    CARVE(&cv, s->lnf_rstd, BT);
-    CARVE(&cv, s->logits, BT * V);
-    CARVE(&cv, s->probs, BT * V);
-    CARVE(&cv, s->logprobs, BT);
-    CARVE(&cv, s->dlogprobs, BT);
-    CARVE(&cv, s->dresidual, BT * C);
-    CARVE(&cv, s->dC, BT * C);
-    CARVE(&cv, s->dC2, BT * C);
-    CARVE(&cv, s->d3C, BT * 3 * C);
-    CARVE(&cv, s->d4C, BT * 4 * C);
-    CARVE(&cv, s->d4C2, BT * 4 * C);
-    CARVE(&cv, s->datt, B * NH * T * T);
-    CARVE(&cv, s->dlogits, BT * V);
-    CARVE(&cv, s->attn.q, BT * C);
-    CARVE(&cv, s->attn.k, BT * C);
-    CARVE(&cv, s->attn.v, BT * C);
-    CARVE(&cv, s->attn.y, BT * C);
-    CARVE(&cv, s->attn.dq, BT * C);
-    CARVE(&cv, s->attn.dk, BT * C);
-    CARVE(&cv, s->attn.dv, BT * C);
-    CARVE(&cv, s->kcache, L * BT * C);
-    CARVE(&cv, s->vcache, L * BT * C);
-    CARVE(&cv, s->x, B * C);
-    CARVE(&cv, s->xn, B * C);
-    CARVE(&cv, s->q3, B * 3 * C);
-    CARVE(&cv, s->y, B * C);
-    CARVE(&cv, s->h4, B * 4 * C);
-    CARVE(&cv, s->h4g, B * 4 * C);
-    CARVE(&cv, s->h4t, B * 4 * C);
-    CARVE(&cv, s->tmp, B * C);
-    CARVE(&cv, s->mean, B);
-    CARVE(&cv, s->rstd, B);
-    CARVE(&cv, s->gen_logits, B * V);
+    CARVE(&cv, s->lay, s->lay_bytes);
+    CARVE(&cv, s->ints, 5 * R);
+    CARVE(&cv, s->encoded, N * C);
+    CARVE(&cv, s->ln1, L * N * C);
+    CARVE(&cv, s->ln1_mean, L * N);
+    CARVE(&cv, s->ln1_rstd, L * N);
+    CARVE(&cv, s->qkv, L * N * 3 * C);
+    CARVE(&cv, s->atty, L * N * C);
+    CARVE(&cv, s->att, L * A);
+    CARVE(&cv, s->residual2, L * N * C);
+    CARVE(&cv, s->ln2, L * N * C);
+    CARVE(&cv, s->ln2_mean, L * N);
+    CARVE(&cv, s->ln2_rstd, L * N);
+    CARVE(&cv, s->fch, L * N * 4 * C);
+    CARVE(&cv, s->fch_gelu, L * N * 4 * C);
+    CARVE(&cv, s->fch_tanh, L * N * 4 * C);
+    CARVE(&cv, s->residual3, L * N * C);
+    CARVE(&cv, s->lnf, N * C);
+    CARVE(&cv, s->lnf_mean, N);
+    CARVE(&cv, s->lnf_rstd, N);
+    CARVE(&cv, s->logits, N * V);
+    CARVE(&cv, s->probs, N * V);
+    CARVE(&cv, s->logprobs, N);
+    CARVE(&cv, s->dlogprobs, N);
+    CARVE(&cv, s->dresidual, N * C);
+    CARVE(&cv, s->dC, N * C);
+    CARVE(&cv, s->dC2, N * C);
+    CARVE(&cv, s->d3C, N * 3 * C);
+    CARVE(&cv, s->d4C, N * 4 * C);
+    CARVE(&cv, s->d4C2, N * 4 * C);
+    CARVE(&cv, s->datt, A);
+    CARVE(&cv, s->dlogits, N * V);
+    CARVE(&cv, s->kprefix, prefix_cache);
+    CARVE(&cv, s->vprefix, prefix_cache);
+    CARVE(&cv, s->krow, row_cache);
+    CARVE(&cv, s->vrow, row_cache);
+    CARVE(&cv, s->x, R * C);
+    CARVE(&cv, s->xn, R * C);
+    CARVE(&cv, s->q3, R * 3 * C);
+    CARVE(&cv, s->y, R * C);
+    CARVE(&cv, s->h4, R * 4 * C);
+    CARVE(&cv, s->h4g, R * 4 * C);
+    CARVE(&cv, s->h4t, R * 4 * C);
+    CARVE(&cv, s->tmp, R * C);
+    CARVE(&cv, s->mean, R);
+    CARVE(&cv, s->rstd, R);
+    CARVE(&cv, s->gen_logits, R * V);
     float* ones = NULL;
-    CARVE(&cv, ones, BT);
+    CARVE(&cv, ones, N); /* bias gradients sum over at most N rows */
     CARVE(&cv, s->ctx.partials, (size_t)CUDA_COLSUM_MAX_CHUNKS * 2 * C);
     CARVE(&cv, s->ctx.sumsq, CUDA_SUMSQ_BLOCKS + 1);
     size_t total = 0;
     for (int i = 0; i < cv.n; i++) total += cv.bytes[i];
     cudaError_t err = cudaMalloc(&s->block, total);
     if (err != cudaSuccess) {
-        fprintf(stderr, "cuda backend: cannot allocate %.1f MiB on device %d for the model (max_batch %d, n_ctx %d): %s\n",
-                total / 1048576.0, s->device, m->max_batch, c->n_ctx, cudaGetErrorString(err));
+        fprintf(stderr,
+                "cuda backend: cannot allocate %.1f MiB on device %d for the model (%d tokens, %ld attention weights, "
+                "%d prompt caches, %d rows of %d): %s\n",
+                total / 1048576.0, s->device, cap->max_tokens, cap->max_att, cap->max_prefixes, cap->max_rows,
+                cap->row_ctx, cudaGetErrorString(err));
         exit(EXIT_FAILURE);
     }
     s->block_bytes = total;
@@ -225,12 +248,14 @@ static void cuda_setup(Model* m) {
         at += cv.bytes[i];
     }
     s->ctx.ones = ones;
-    cuda_fill(&s->ctx, ones, 1.0f, BT);
+    cuda_fill(&s->ctx, ones, 1.0f, N);
     point_params(&s->p, s->params, m->tensor_sizes);
     point_params(&s->g, s->grads, m->tensor_sizes);
-    s->h_tok_start = (int*)host_alloc((V + 1) * sizeof(int));
-    s->h_tok_rows = (int*)host_alloc(BT * sizeof(int));
-    s->h_ints = (int*)host_alloc(3 * B * sizeof(int));
+    s->h_lay = (char*)host_alloc(s->lay_bytes);
+    s->h_cursor = (int*)host_alloc((V > T ? V : T) * sizeof(int));
+    s->seg_cap = 64;
+    s->h_segs = (CudaSeg*)host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
+    s->h_ints = (int*)host_alloc(5 * R * sizeof(int));
     m->state = s;
 }
 
@@ -241,8 +266,9 @@ static void cuda_teardown(Model* m) {
     cudaCheck(cudaFree(s->block));
     cublasCheck(cublasDestroy(s->ctx.blas));
     cudaCheck(cudaStreamDestroy(s->ctx.stream));
-    free(s->h_tok_start);
-    free(s->h_tok_rows);
+    free(s->h_lay);
+    free(s->h_cursor);
+    free(s->h_segs);
     free(s->h_ints);
     free(s);
     m->state = NULL;
@@ -279,35 +305,157 @@ static void cuda_download(Model* m) {
 
 static void cuda_get_logits(Model* m, float* out) {
     CudaState* s = (CudaState*)m->state;
-    to_host(s, out, s->logits, (size_t)s->B * s->T * m->cfg.vocab * sizeof(float));
+    to_host(s, out, s->logits, (size_t)s->N * m->cfg.vocab * sizeof(float));
     stream_sync(s);
 }
 
-static void check_tokens(const int* t, size_t n, int V, const char* what) {
-    for (size_t i = 0; i < n; i++) {
-        if (t[i] < 0 || t[i] >= V) {
-            fprintf(stderr, "cuda backend: %s[%zu] = %d: expected a token in 0..%d\n", what, i, t[i], V - 1);
+/* The device would fault (or silently read garbage) where the CPU backend trusts its caller
+ * (model_forward_packed runs packed_check): the same checks, here, against this state. */
+static void check_batch(const Model* m, const PackedBatch* pb) {
+    const GPTConfig* c = &m->cfg;
+    int N = pb->n_tokens, covered = 0;
+    long att = 0;
+    if (N < 1 || N > m->cap.max_tokens || pb->n_segments < 1) {
+        fprintf(stderr, "cuda backend: a batch of %d tokens in %d segments (capacity %d tokens)\n", N, pb->n_segments,
+                m->cap.max_tokens);
+        exit(EXIT_FAILURE);
+    }
+    for (int k = 0; k < pb->n_segments; k++) {
+        const Segment* g = &pb->segs[k];
+        int plen = 0;
+        if (g->prefix >= 0) {
+            if (g->prefix >= k || pb->segs[g->prefix].prefix >= 0) die("a segment's prefix is not an earlier segment without a prefix");
+            plen = pb->segs[g->prefix].len;
+        } else if (g->prefix != -1) {
+            die("a segment's prefix is neither -1 nor a segment");
+        }
+        if (g->len < 1 || g->start != covered || plen + g->len > c->n_ctx)
+            die("the segments do not tile the batch in order within n_ctx");
+        covered += g->len;
+        att += (long)g->len * (plen + g->len);
+    }
+    if (covered != N) die("the segments do not cover the batch");
+    if (att * c->n_head > m->cap.max_att) die("the batch has more attention weights than the model's capacity");
+    for (int i = 0; i < N; i++) {
+        if (pb->inputs[i] < 0 || pb->inputs[i] >= c->vocab || pb->targets[i] < 0 || pb->targets[i] >= c->vocab) {
+            fprintf(stderr, "cuda backend: token %d: input %d / target %d outside 0..%d\n", i, pb->inputs[i],
+                    pb->targets[i], c->vocab - 1);
             exit(EXIT_FAILURE);
         }
     }
 }
 
-/* Embedding and every transformer block for the inputs already on the device (B, T);
- * leaves the final residual stream in residual3 of the last layer. */
-static void forward_blocks(Model* m, int B, int T) {
+/* Appends n items of `bytes` each to the host layout at *used (256-aligned, like the device
+ * twin) and returns where they will sit on the device. */
+static void* lay_put(CudaState* s, size_t* used, const void* src, size_t bytes) {
+    memcpy(s->h_lay + *used, src, bytes);
+    void* dev = s->lay + *used;
+    *used += align256(bytes);
+    return dev;
+}
+/* Reserves space in the host layout for the caller to fill; *host gets its host address. */
+static void* lay_take(CudaState* s, size_t* used, size_t bytes, void** host) {
+    *host = s->h_lay + *used;
+    void* dev = s->lay + *used;
+    *used += align256(bytes);
+    return dev;
+}
+
+/* Counting sort: start (n_entries + 1) and rows (N) list the rows n with key[n] == e in
+ * increasing n, for the embedding gradients' fixed-order sums. */
+static void rows_by_key(CudaState* s, int* start, int* rows, const int* key, int N, int n_entries) {
+    memset(start, 0, (size_t)(n_entries + 1) * sizeof(int));
+    for (int n = 0; n < N; n++) start[key[n] + 1]++;
+    for (int e = 0; e < n_entries; e++) start[e + 1] += start[e];
+    int* cursor = s->h_cursor;
+    memcpy(cursor, start, (size_t)n_entries * sizeof(int));
+    for (int n = 0; n < N; n++) rows[cursor[key[n]]++] = n;
+}
+
+/* Checks the batch and sends its layout: tokens, positions (prefix length + index), the
+ * segment of each token, the segment table with each segment's attention offset, the
+ * children of every prompt, and the embedding rows by token and by position. */
+static void send_layout(Model* m, const PackedBatch* pb) {
+    CudaState* s = (CudaState*)m->state;
+    const GPTConfig* c = &m->cfg;
+    int N = pb->n_tokens, NS = pb->n_segments, V = c->vocab, T = c->n_ctx;
+    check_batch(m, pb);
+    if (NS > s->seg_cap) {
+        s->seg_cap = NS;
+        free(s->h_segs);
+        s->h_segs = (CudaSeg*)host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
+    }
+    CudaSeg* hs = s->h_segs;
+    size_t used = 0;
+    void* h;
+    s->inputs = (int*)lay_put(s, &used, pb->inputs, (size_t)N * sizeof(int));
+    s->targets = (int*)lay_put(s, &used, pb->targets, (size_t)N * sizeof(int));
+    s->pos = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    int* pos = (int*)h;
+    s->seg_of = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    int* seg_of = (int*)h;
+    s->children = (int*)lay_take(s, &used, (size_t)NS * sizeof(int), &h);
+    int* children = (int*)h;
+    long long att = 0;
+    for (int k = 0; k < NS; k++) {
+        const Segment* g = &pb->segs[k];
+        const Segment* p = g->prefix >= 0 ? &pb->segs[g->prefix] : NULL;
+        CudaSeg* o = &hs[k];
+        o->att = att;
+        o->start = g->start;
+        o->len = g->len;
+        o->pstart = p ? p->start : 0;
+        o->plen = p ? p->len : 0;
+        o->child0 = o->n_children = 0;
+        att += (long long)c->n_head * g->len * (o->plen + g->len);
+        for (int t = 0; t < g->len; t++) {
+            pos[g->start + t] = o->plen + t;
+            seg_of[g->start + t] = k;
+        }
+    }
+    s->att_used = (long)att;
+    /* children grouped by prefix, each group in increasing segment order (a counting sort) */
+    for (int k = 0; k < NS; k++)
+        if (pb->segs[k].prefix >= 0) hs[pb->segs[k].prefix].n_children++;
+    for (int k = 0, at = 0; k < NS; k++) {
+        hs[k].child0 = at;
+        at += hs[k].n_children;
+        hs[k].n_children = 0;
+    }
+    for (int k = 0; k < NS; k++) {
+        CudaSeg* p = pb->segs[k].prefix >= 0 ? &hs[pb->segs[k].prefix] : NULL;
+        if (p) children[p->child0 + p->n_children++] = k;
+    }
+    s->segs = (CudaSeg*)lay_put(s, &used, hs, (size_t)NS * sizeof(CudaSeg));
+    s->tok_start = (int*)lay_take(s, &used, (size_t)(V + 1) * sizeof(int), &h);
+    int* tok_start = (int*)h;
+    s->tok_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    rows_by_key(s, tok_start, (int*)h, pb->inputs, N, V);
+    s->pos_start = (int*)lay_take(s, &used, (size_t)(T + 1) * sizeof(int), &h);
+    int* pos_start = (int*)h;
+    s->pos_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    rows_by_key(s, pos_start, (int*)h, pos, N, T);
+    if (used > s->lay_bytes) die("the batch layout outgrew its buffer (layout_bytes is wrong)");
+    to_device(s, s->lay, s->h_lay, used);
+    s->N = N;
+}
+
+/* Embedding and every transformer block for the layout already on the device; leaves the
+ * final residual stream in residual3 of the last layer. */
+static void forward_blocks(Model* m) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->ctx;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
-    int C = c->d_model, NH = c->n_head, N = B * T;
+    int C = c->d_model, NH = c->n_head, N = s->N;
     size_t NC = (size_t)N * C;
-    cuda_encoder_forward(x, s->encoded, s->inputs, NULL, p->wte, p->wpe, N, T, C);
+    cuda_encoder_forward(x, s->encoded, s->inputs, s->pos, p->wte, p->wpe, N, C);
     for (int l = 0; l < c->n_layer; l++) {
         const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
         float* ln1 = s->ln1 + l * NC;
         float* qkv = s->qkv + l * NC * 3;
         float* atty = s->atty + l * NC;
-        float* att = s->att + (size_t)l * B * NH * T * T;
+        float* att = s->att + (size_t)l * s->att_used;
         float* res2 = s->residual2 + l * NC;
         float* ln2 = s->ln2 + l * NC;
         float* fch = s->fch + l * NC * 4;
@@ -316,7 +464,7 @@ static void forward_blocks(Model* m, int B, int T) {
         cuda_layernorm_forward(x, ln1, s->ln1_mean + l * N, s->ln1_rstd + l * N, residual, p->ln1w + l * C,
                                p->ln1b + l * C, N, C);
         cuda_matmul_forward(x, qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
-        cuda_attention_forward(x, atty, att, qkv, &s->attn, B, T, C, NH);
+        cuda_attention_forward(x, atty, att, qkv, s->segs, s->seg_of, N, C, NH);
         cuda_matmul_forward(x, res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
         cuda_residual_forward(x, res2, res2, residual, NC);
         cuda_layernorm_forward(x, ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C,
@@ -328,43 +476,20 @@ static void forward_blocks(Model* m, int B, int T) {
     }
 }
 
-/* The rows of each token, in increasing row order (a counting sort): the embedding
- * gradient then sums them in the CPU's order, with no atomics. */
-static void upload_token_rows(Model* m, const int* inputs, int N) {
-    CudaState* s = (CudaState*)m->state;
-    int V = m->cfg.vocab;
-    int* start = s->h_tok_start;
-    memset(start, 0, (V + 1) * sizeof(int));
-    for (int n = 0; n < N; n++) start[inputs[n] + 1]++;
-    for (int v = 0; v < V; v++) start[v + 1] += start[v];
-    int* fill = s->h_tok_rows;
-    int* cursor = (int*)host_alloc((size_t)V * sizeof(int));
-    memcpy(cursor, start, V * sizeof(int));
-    for (int n = 0; n < N; n++) fill[cursor[inputs[n]]++] = n;
-    free(cursor);
-    to_device(s, s->tok_start, start, (V + 1) * sizeof(int));
-    to_device(s, s->tok_rows, fill, (size_t)N * sizeof(int));
-}
-
-static void cuda_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs) {
+static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->ctx;
     const GPTConfig* c = &m->cfg;
-    int C = c->d_model, V = c->vocab, N = B * T;
-    check_tokens(inputs, N, V, "forward inputs");
-    check_tokens(targets, N, V, "forward targets");
-    to_device(s, s->inputs, inputs, (size_t)N * sizeof(int));
-    to_device(s, s->targets, targets, (size_t)N * sizeof(int));
-    upload_token_rows(m, inputs, N);
-    forward_blocks(m, B, T);
+    int C = c->d_model, V = c->vocab;
+    send_layout(m, pb);
+    forward_blocks(m);
+    int N = s->N;
     const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
     cuda_layernorm_forward(x, s->lnf, s->lnf_mean, s->lnf_rstd, last, s->p.lnfw, s->p.lnfb, N, C);
     cuda_matmul_forward(x, s->logits, s->lnf, s->p.wte, NULL, N, C, V);
     cuda_logprob_forward(x, s->logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD);
     to_host(s, logprobs, s->logprobs, (size_t)N * sizeof(float));
     stream_sync(s);
-    s->B = B;
-    s->T = T;
 }
 
 static void zero(CudaState* s, float* p, size_t n) { cudaCheck(cudaMemsetAsync(p, 0, n * sizeof(float), s->ctx.stream)); }
@@ -375,7 +500,7 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
     const GPTParams* g = &s->g;
-    int B = s->B, T = s->T, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer, N = B * T;
+    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer;
     size_t NC = (size_t)N * C;
 
     to_device(s, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
@@ -404,16 +529,16 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
         cuda_matmul_backward(x, s->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual,
                              s->atty + l * NC, p->attprojw + (size_t)l * C * C, N, C, C);
         zero(s, s->d3C, NC * 3);
-        cuda_attention_backward(x, s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * B * NH * T * T,
-                                &s->attn, B, T, C, NH);
+        cuda_attention_backward(x, s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used,
+                                s->segs, s->children, s->seg_of, N, C, NH);
         zero(s, s->dC, NC);
         cuda_matmul_backward(x, s->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->d3C, s->ln1 + l * NC,
                              p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C);
         cuda_layernorm_backward(x, s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dC, residual, p->ln1w + l * C,
                                 s->ln1_mean + l * N, s->ln1_rstd + l * N, N, C);
     }
-    cuda_encoder_backward_wte(x, g->wte, s->dresidual, s->tok_start, s->tok_rows, V, C);
-    cuda_encoder_backward_wpe(x, g->wpe, s->dresidual, B, T, C);
+    cuda_encoder_backward(x, g->wte, s->dresidual, s->tok_start, s->tok_rows, V, C);
+    cuda_encoder_backward(x, g->wpe, s->dresidual, s->pos_start, s->pos_rows, c->n_ctx, C);
     /* no sync: the next forward, grad_norm or download waits on the stream */
 }
 
@@ -444,60 +569,62 @@ static void cuda_adamw_step(Model* m, const AdamWConfig* hp, float grad_scale) {
                step_size, decay, bc2_sqrt);
 }
 
-static void cuda_prefill(Model* m, const int* tokens, const int* lens, int B, int T, float* logits) {
+/* The prompts' keys and values of every layer go to prompt cache slot = segment index. */
+static void cuda_prefill(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->ctx;
     const GPTConfig* c = &m->cfg;
-    int C = c->d_model, V = c->vocab, N = B * T;
-    size_t NC = (size_t)N * C, slot_stride = (size_t)c->n_ctx * C, layer_stride = (size_t)m->max_batch * slot_stride;
-    if (B > m->max_batch || T > c->n_ctx) die("prefill larger than the model's slots or context");
-    check_tokens(tokens, N, V, "prefill tokens");
-    for (int b = 0; b < B; b++)
-        if (lens[b] < 1 || lens[b] > T) die("prefill: a prompt length outside 1..T");
-    to_device(s, s->inputs, tokens, (size_t)N * sizeof(int));
-    to_device(s, s->ints, lens, (size_t)B * sizeof(int));
-    forward_blocks(m, B, T);
+    int C = c->d_model;
+    if (pb->n_segments > m->cap.max_prefixes) die("prefill of more prompts than the model's prompt caches");
+    for (int k = 0; k < pb->n_segments; k++)
+        if (pb->segs[k].prefix >= 0) die("prefill: a segment has a prefix");
+    send_layout(m, pb);
+    forward_blocks(m);
+    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
+    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
     for (int l = 0; l < c->n_layer; l++)
-        cuda_kv_store_prefill(x, s->kcache + l * layer_stride, s->vcache + l * layer_stride, s->qkv + l * NC * 3, B, T,
-                              C, slot_stride);
-    cuda_gather_last(x, s->tmp, s->residual3 + (size_t)(c->n_layer - 1) * NC, s->ints, B, T, C);
-    cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->tmp, s->p.lnfw, s->p.lnfb, B, C);
-    cuda_matmul_forward(x, s->gen_logits, s->xn, s->p.wte, NULL, B, C, V);
-    to_host(s, logits, s->gen_logits, (size_t)B * V * sizeof(float));
-    stream_sync(s);
+        cuda_kv_store_prefill(x, s->kprefix + l * layer_stride, s->vprefix + l * layer_stride, s->qkv + l * NC * 3,
+                              s->segs, s->seg_of, s->N, C, slot_stride);
+    /* no sync: decode's copies wait on the stream */
 }
 
-static void cuda_decode(Model* m, const int* slots, const int* tokens, const int* pos, int n, float* logits) {
+static void cuda_decode(Model* m, const DecodeStep* d, float* logits) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->ctx;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
-    int C = c->d_model, NH = c->n_head, V = c->vocab;
-    size_t slot_stride = (size_t)c->n_ctx * C, layer_stride = (size_t)m->max_batch * slot_stride;
-    if (n < 1 || n > m->max_batch) die("decode: row count outside 1..max_batch");
+    int C = c->d_model, NH = c->n_head, V = c->vocab, n = d->n;
+    size_t pslot = (size_t)c->n_ctx * C, play = (size_t)m->cap.max_prefixes * pslot;
+    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
+    if (n < 1 || n > m->cap.max_rows) die("decode: row count outside 1..cap.max_rows");
     for (int i = 0; i < n; i++) {
-        if (slots[i] < 0 || slots[i] >= m->max_batch || pos[i] < 0 || pos[i] >= c->n_ctx || tokens[i] < 0 ||
-            tokens[i] >= V) {
-            fprintf(stderr, "cuda backend: decode row %d: slot %d, position %d, token %d out of range\n", i, slots[i],
-                    pos[i], tokens[i]);
+        int at = d->pos[i] - d->prefix_len[i];
+        if (d->rows[i] < 0 || d->rows[i] >= m->cap.max_rows || d->prefix_len[i] < 0 || at < 0 ||
+            at >= m->cap.row_ctx || d->pos[i] >= c->n_ctx || d->tokens[i] < 0 || d->tokens[i] >= V ||
+            (d->prefix_len[i] > 0 && (d->prefix[i] < 0 || d->prefix[i] >= m->cap.max_prefixes))) {
+            fprintf(stderr,
+                    "cuda backend: decode row %d: cache row %d, prompt %d of %d positions, position %d, token %d "
+                    "outside the model's capacity\n",
+                    i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i], d->tokens[i]);
             exit(EXIT_FAILURE);
         }
     }
-    /* one copy: slots | tokens | pos */
-    memcpy(s->h_ints, slots, n * sizeof(int));
-    memcpy(s->h_ints + n, tokens, n * sizeof(int));
-    memcpy(s->h_ints + 2 * n, pos, n * sizeof(int));
-    to_device(s, s->ints, s->h_ints, 3 * (size_t)n * sizeof(int));
-    const int *d_slots = s->ints, *d_tokens = s->ints + n, *d_pos = s->ints + 2 * n;
-    cuda_encoder_forward(x, s->x, d_tokens, d_pos, p->wte, p->wpe, n, c->n_ctx, C);
+    /* one copy: rows | prefix | prefix_len | tokens | pos */
+    const int* parts[5] = {d->rows, d->prefix, d->prefix_len, d->tokens, d->pos};
+    for (int k = 0; k < 5; k++) memcpy(s->h_ints + (size_t)k * n, parts[k], (size_t)n * sizeof(int));
+    to_device(s, s->ints, s->h_ints, 5 * (size_t)n * sizeof(int));
+    const int *d_rows = s->ints, *d_prefix = s->ints + n, *d_plen = s->ints + 2 * n, *d_tokens = s->ints + 3 * n,
+              *d_pos = s->ints + 4 * n;
+    cuda_encoder_forward(x, s->x, d_tokens, d_pos, p->wte, p->wpe, n, C);
     size_t nC = (size_t)n * C;
     for (int l = 0; l < c->n_layer; l++) {
-        float* kc = s->kcache + l * layer_stride;
-        float* vc = s->vcache + l * layer_stride;
+        float* kr = s->krow + l * rlay;
+        float* vr = s->vrow + l * rlay;
         cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->x, p->ln1w + l * C, p->ln1b + l * C, n, C);
         cuda_matmul_forward(x, s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C);
-        cuda_kv_store_decode(x, kc, vc, s->q3, d_slots, d_pos, n, C, slot_stride);
-        cuda_decode_attention(x, s->y, s->q3, kc, vc, d_slots, d_pos, n, C, NH, slot_stride, c->n_ctx);
+        cuda_kv_store_decode(x, kr, vr, s->q3, d_rows, d_plen, d_pos, n, C, rslot);
+        cuda_decode_attention(x, s->y, s->q3, s->kprefix + l * play, s->vprefix + l * play, kr, vr, d_rows, d_prefix,
+                              d_plen, d_pos, n, C, NH, pslot, rslot, c->n_ctx);
         cuda_matmul_forward(x, s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
         cuda_residual_forward(x, s->x, s->x, s->tmp, nC);
         cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->x, p->ln2w + l * C, p->ln2b + l * C, n, C);

@@ -45,47 +45,34 @@ void cuda_fill(const CudaCtx* x, float* out, float value, size_t n) {
 
 /* ---- encoder ----------------------------------------------------------------------------- */
 __global__ void cuda_encoder_forward_kernel(float* out, const int* inp, const int* pos, const float* wte,
-                                            const float* wpe, int N, int T, int C) {
+                                            const float* wpe, int N, int C) {
     GRID_STRIDE_LOOP(i, (size_t)N * C) {
         size_t n = i / C, c = i % C;
-        size_t t = pos ? (size_t)pos[n] : n % T;
-        out[i] = wte[(size_t)inp[n] * C + c] + wpe[t * C + c];
+        out[i] = wte[(size_t)inp[n] * C + c] + wpe[(size_t)pos[n] * C + c];
     }
 }
 void cuda_encoder_forward(const CudaCtx* x, float* out, const int* inp, const int* pos, const float* wte,
-                          const float* wpe, int N, int T, int C) {
+                          const float* wpe, int N, int C) {
     SAPO_LAUNCH(cuda_encoder_forward_kernel, grid_for((size_t)N * C), BLOCK, 0, x->stream, out, inp, pos, wte, wpe, N,
-                T, C);
+                C);
 }
 
-/* One thread per (token, channel): its rows in increasing order, as the CPU adds them. */
-__global__ void cuda_encoder_backward_wte_kernel(float* dwte, const float* dout, const int* tok_start,
-                                                 const int* tok_rows, int V, int C) {
-    GRID_STRIDE_LOOP(i, (size_t)V * C) {
-        size_t v = i / C, c = i % C;
-        int a = tok_start[v], b = tok_start[v + 1];
+/* One thread per (entry, channel): its rows in increasing order, as the CPU adds them. */
+__global__ void cuda_encoder_backward_kernel(float* dtable, const float* dout, const int* start, const int* rows,
+                                             int n_entries, int C) {
+    GRID_STRIDE_LOOP(i, (size_t)n_entries * C) {
+        size_t e = i / C, c = i % C;
+        int a = start[e], b = start[e + 1];
         if (a == b) continue;
-        float acc = dwte[i];
-        for (int k = a; k < b; k++) acc += dout[(size_t)tok_rows[k] * C + c];
-        dwte[i] = acc;
+        float acc = dtable[i];
+        for (int k = a; k < b; k++) acc += dout[(size_t)rows[k] * C + c];
+        dtable[i] = acc;
     }
 }
-void cuda_encoder_backward_wte(const CudaCtx* x, float* dwte, const float* dout, const int* tok_start,
-                               const int* tok_rows, int V, int C) {
-    SAPO_LAUNCH(cuda_encoder_backward_wte_kernel, grid_for((size_t)V * C), BLOCK, 0, x->stream, dwte, dout, tok_start,
-                tok_rows, V, C);
-}
-
-/* One thread per (position, channel), summing over the batch in order b = 0, 1, ... */
-__global__ void cuda_encoder_backward_wpe_kernel(float* dwpe, const float* dout, int B, int T, int C) {
-    GRID_STRIDE_LOOP(i, (size_t)T * C) {
-        float acc = dwpe[i];
-        for (int b = 0; b < B; b++) acc += dout[(size_t)b * T * C + i];
-        dwpe[i] = acc;
-    }
-}
-void cuda_encoder_backward_wpe(const CudaCtx* x, float* dwpe, const float* dout, int B, int T, int C) {
-    SAPO_LAUNCH(cuda_encoder_backward_wpe_kernel, grid_for((size_t)T * C), BLOCK, 0, x->stream, dwpe, dout, B, T, C);
+void cuda_encoder_backward(const CudaCtx* x, float* dtable, const float* dout, const int* start, const int* rows,
+                           int n_entries, int C) {
+    SAPO_LAUNCH(cuda_encoder_backward_kernel, grid_for((size_t)n_entries * C), BLOCK, 0, x->stream, dtable, dout, start,
+                rows, n_entries, C);
 }
 
 /* ---- layernorm --------------------------------------------------------------------------- */
@@ -232,138 +219,139 @@ void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
-__global__ void cuda_qkv_split_kernel(float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH) {
-    int hs = C / NH;
-    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
-        /* i indexes (b, h, t, d) of the head-major layout */
-        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
-        const float* row = qkv + (b * T + t) * 3 * C + h * hs + d;
-        q[i] = row[0];
-        k[i] = row[C];
-        v[i] = row[2 * C];
-    }
-}
-void cuda_qkv_split(const CudaCtx* x, float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH) {
-    SAPO_LAUNCH(cuda_qkv_split_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, q, k, v, qkv, B, T, C, NH);
+/* Custom kernels rather than cuBLAS: the segments differ in length and a completion reads
+ * its prompt's keys from elsewhere in the batch, which no strided batch describes. Each warp
+ * owns one (token, head); lanes split the keys for scores and the head's channels for
+ * products, and every sum runs in a fixed order. Key j of a segment's row is prefix token
+ * pstart + j for j < plen, else its own token start + j - plen. */
+__device__ __forceinline__ int seg_key(const CudaSeg& sg, int j) {
+    return j < sg.plen ? sg.pstart + j : sg.start + j - sg.plen;
 }
 
-__global__ void cuda_heads_merge_kernel(float* out, const float* y, int B, int T, int C, int NH) {
-    int hs = C / NH;
-    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
-        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
-        out[(b * T + t) * C + h * hs + d] = y[i];
-    }
-}
-void cuda_heads_merge(const CudaCtx* x, float* out, const float* y, int B, int T, int C, int NH) {
-    SAPO_LAUNCH(cuda_heads_merge_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, out, y, B, T, C, NH);
-}
-
-__global__ void cuda_heads_split_kernel(float* dy, const float* dout, int B, int T, int C, int NH) {
-    int hs = C / NH;
-    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
-        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
-        dy[i] = dout[(b * T + t) * C + h * hs + d];
-    }
-}
-void cuda_heads_split(const CudaCtx* x, float* dy, const float* dout, int B, int T, int C, int NH) {
-    SAPO_LAUNCH(cuda_heads_split_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, dy, dout, B, T, C, NH);
-}
-
-__global__ void cuda_qkv_merge_add_kernel(float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T,
-                                          int C, int NH) {
-    int hs = C / NH;
-    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
-        size_t d = i % hs, t = i / hs % T, h = i / ((size_t)hs * T) % NH, b = i / ((size_t)hs * T * NH);
-        float* row = dqkv + (b * T + t) * 3 * C + h * hs + d;
-        row[0] += dq[i];
-        row[C] += dk[i];
-        row[2 * C] += dv[i];
-    }
-}
-void cuda_qkv_merge_add(const CudaCtx* x, float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T,
-                        int C, int NH) {
-    SAPO_LAUNCH(cuda_qkv_merge_add_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, dqkv, dq, dk, dv, B, T, C,
-                NH);
-}
-
-__global__ void cuda_causal_softmax_kernel(float* att, int rows, int T) {
-    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (r >= rows) return;
-    int t = r % T;
-    float* row = att + (size_t)r * T;
+__global__ void cuda_attention_forward_kernel(float* out, float* att, const float* qkv, const CudaSeg* segs,
+                                              const int* seg_of, int N, int C, int NH) {
+    int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32, h = blockIdx.y;
+    if (i >= N) return; /* the whole warp leaves together */
+    const CudaSeg sg = segs[seg_of[i]];
+    int hs = C / NH, C3 = 3 * C, t = i - sg.start, ctx = sg.plen + sg.len, last = sg.plen + t;
+    float scale = 1.0f / sqrtf((float)hs);
+    const float* q = qkv + (size_t)i * C3 + h * hs;
+    float* row = att + sg.att + ((size_t)h * sg.len + t) * ctx;
     float mx = -INFINITY;
-    for (int j = lane; j <= t; j += 32) mx = fmaxf(mx, row[j]);
+    for (int j = lane; j <= last; j += 32) {
+        const float* k = qkv + (size_t)seg_key(sg, j) * C3 + C + h * hs;
+        float dot = 0.0f;
+        for (int d = 0; d < hs; d++) dot += q[d] * k[d];
+        row[j] = scale * dot;
+        mx = fmaxf(mx, row[j]);
+    }
     mx = warp_max(mx);
     float sum = 0.0f;
-    for (int j = lane; j <= t; j += 32) {
+    for (int j = lane; j <= last; j += 32) {
         row[j] = expf(row[j] - mx);
         sum += row[j];
     }
     float inv = 1.0f / warp_sum(sum);
-    for (int j = lane; j <= t; j += 32) row[j] *= inv; /* each lane rescales what it wrote */
-    for (int j = t + 1 + lane; j < T; j += 32) row[j] = 0.0f;
+    for (int j = lane; j <= last; j += 32) row[j] *= inv; /* each lane rescales what it wrote */
+    for (int j = last + 1 + lane; j < ctx; j += 32) row[j] = 0.0f;
+    __syncwarp(); /* every lane reads every weight below */
+    for (int d = lane; d < hs; d += 32) {
+        float acc = 0.0f;
+        for (int j = 0; j <= last; j++) acc += row[j] * qkv[(size_t)seg_key(sg, j) * C3 + 2 * C + h * hs + d];
+        out[(size_t)i * C + h * hs + d] = acc;
+    }
 }
-void cuda_causal_softmax(const CudaCtx* x, float* att, int rows, int T) {
-    SAPO_LAUNCH(cuda_causal_softmax_kernel, rows_grid(rows), ROW_BLOCK, 0, x->stream, att, rows, T);
-}
-
-__global__ void cuda_causal_softmax_backward_kernel(float* datt, const float* att, int rows, int T) {
-    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (r >= rows) return;
-    int t = r % T;
-    const float* a = att + (size_t)r * T;
-    float* d = datt + (size_t)r * T;
-    float dot = 0.0f;
-    for (int j = lane; j <= t; j += 32) dot += a[j] * d[j];
-    dot = warp_sum(dot);
-    for (int j = lane; j <= t; j += 32) d[j] = a[j] * (d[j] - dot);
-    for (int j = t + 1 + lane; j < T; j += 32) d[j] = 0.0f;
-}
-void cuda_causal_softmax_backward(const CudaCtx* x, float* datt, const float* att, int rows, int T) {
-    SAPO_LAUNCH(cuda_causal_softmax_backward_kernel, rows_grid(rows), ROW_BLOCK, 0, x->stream, datt, att, rows, T);
+void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
+                            const int* seg_of, int N, int C, int NH) {
+    dim3 grid(rows_grid(N), (unsigned)NH);
+    SAPO_LAUNCH(cuda_attention_forward_kernel, grid, ROW_BLOCK, 0, x->stream, out, att, qkv, segs, seg_of, N, C, NH);
 }
 
-/* Batched over (b, h) with the head-major copies: every product is a strided-batched sgemm.
- * Row-major X (r x c) is column-major X^T, so row-major P = A B^T is computed as P^T = B A^T. */
-static void gemm_batched(const CudaCtx* x, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
-                         const float* A, int lda, long long sa, const float* B, int ldb, long long sb, float beta, float* C,
-                         int ldc, long long sc, int batch) {
-    cublasCheck(cublasSgemmStridedBatched(x->blas, ta, tb, m, n, k, &alpha, A, lda, sa, B, ldb, sb, &beta, C, ldc, sc,
-                                          batch));
-}
-
-void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const AttnScratch* s, int B,
-                            int T, int C, int NH) {
-    int hs = C / NH, BH = B * NH;
-    long long sh = (long long)T * hs, st = (long long)T * T;
+/* Pass 1, per (query, head): datt = dy . v of each key read, the softmax backward in place
+ * (dscore = att * (datt - sum(att * datt))), then dq += scale * dscore . k. */
+__global__ void cuda_attention_backward_query_kernel(float* dqkv, float* datt, const float* dout, const float* qkv,
+                                                     const float* att, const CudaSeg* segs, const int* seg_of, int N,
+                                                     int C, int NH) {
+    int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32, h = blockIdx.y;
+    if (i >= N) return;
+    const CudaSeg sg = segs[seg_of[i]];
+    int hs = C / NH, C3 = 3 * C, t = i - sg.start, ctx = sg.plen + sg.len, last = sg.plen + t;
     float scale = 1.0f / sqrtf((float)hs);
-    cuda_qkv_split(x, s->q, s->k, s->v, qkv, B, T, C, NH);
-    /* att (T x T) = scale q k^T:  att^T = k q^T */
-    gemm_batched(x, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, scale, s->k, hs, sh, s->q, hs, sh, 0.0f, att, T, st, BH);
-    cuda_causal_softmax(x, att, BH * T, T);
-    /* y (T x hs) = att v:  y^T = v^T att^T */
-    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, 1.0f, s->v, hs, sh, att, T, st, 0.0f, s->y, hs, sh, BH);
-    cuda_heads_merge(x, out, s->y, B, T, C, NH);
+    const float* dy = dout + (size_t)i * C + h * hs;
+    size_t off = sg.att + ((size_t)h * sg.len + t) * ctx;
+    const float* arow = att + off;
+    float* drow = datt + off;
+    float dot = 0.0f;
+    for (int j = lane; j <= last; j += 32) {
+        const float* v = qkv + (size_t)seg_key(sg, j) * C3 + 2 * C + h * hs;
+        float g = 0.0f;
+        for (int d = 0; d < hs; d++) g += dy[d] * v[d];
+        drow[j] = g;
+        dot += arow[j] * g;
+    }
+    dot = warp_sum(dot);
+    for (int j = lane; j <= last; j += 32) drow[j] = arow[j] * (drow[j] - dot);
+    __syncwarp(); /* every lane reads every dscore below */
+    for (int d = lane; d < hs; d += 32) {
+        float acc = 0.0f;
+        for (int j = 0; j <= last; j++) acc += drow[j] * qkv[(size_t)seg_key(sg, j) * C3 + C + h * hs + d];
+        dqkv[(size_t)i * C3 + h * hs + d] += scale * acc;
+    }
+}
+
+/* Segment sg's queries that read column col of their rows, t = t0 .. len-1: the sums of
+ * dscore * q (for dk) and att * dy (for dv) at channel h * hs + d. */
+__device__ __forceinline__ void key_grads_from(const CudaSeg& sg, int col, int t0, const float* datt, const float* att,
+                                               const float* qkv, const float* dout, int C, int h, int hs, int d,
+                                               float* dk, float* dv) {
+    int ctx = sg.plen + sg.len;
+    size_t at = sg.att + ((size_t)h * sg.len + t0) * ctx + col;
+    float ak = 0.0f, av = 0.0f;
+    for (int t = t0; t < sg.len; t++, at += ctx) {
+        size_t qi = (size_t)sg.start + t;
+        ak += datt[at] * qkv[qi * 3 * C + h * hs + d];
+        av += att[at] * dout[qi * C + h * hs + d];
+    }
+    *dk = ak;
+    *dv = av;
+}
+
+/* Pass 2, per (key, head): the key's own segment's queries from its own position on, then
+ * every segment continuing it (a prompt's completions) reads it whole. Each segment's sum
+ * is added on its own, in segment order, as the CPU's per-segment products add them. */
+__global__ void cuda_attention_backward_key_kernel(float* dqkv, const float* datt, const float* dout, const float* qkv,
+                                                   const float* att, const CudaSeg* segs, const int* children,
+                                                   const int* seg_of, int N, int C, int NH) {
+    int j = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32, h = blockIdx.y;
+    if (j >= N) return;
+    const CudaSeg sg = segs[seg_of[j]];
+    int hs = C / NH, C3 = 3 * C, u = j - sg.start;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int d = lane; d < hs; d += 32) {
+        float* dk = dqkv + (size_t)j * C3 + C + h * hs + d;
+        float* dv = dk + C;
+        float gk, gv;
+        key_grads_from(sg, sg.plen + u, u, datt, att, qkv, dout, C, h, hs, d, &gk, &gv);
+        float acck = *dk + scale * gk, accv = *dv + gv;
+        for (int c = 0; c < sg.n_children; c++) {
+            const CudaSeg ch = segs[children[sg.child0 + c]];
+            key_grads_from(ch, u, 0, datt, att, qkv, dout, C, h, hs, d, &gk, &gv);
+            acck += scale * gk;
+            accv += gv;
+        }
+        *dk = acck;
+        *dv = accv;
+    }
 }
 
 void cuda_attention_backward(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
-                             const float* att, const AttnScratch* s, int B, int T, int C, int NH) {
-    int hs = C / NH, BH = B * NH;
-    long long sh = (long long)T * hs, st = (long long)T * T;
-    float scale = 1.0f / sqrtf((float)hs);
-    float* dy = s->y;
-    cuda_qkv_split(x, s->q, s->k, s->v, qkv, B, T, C, NH);
-    cuda_heads_split(x, dy, dout, B, T, C, NH);
-    /* datt (T x T) = dy v^T:  datt^T = v dy^T */
-    gemm_batched(x, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, 1.0f, s->v, hs, sh, dy, hs, sh, 0.0f, datt, T, st, BH);
-    /* dv (T x hs) = att^T dy:  dv^T = dy^T att */
-    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, 1.0f, dy, hs, sh, att, T, st, 0.0f, s->dv, hs, sh, BH);
-    cuda_causal_softmax_backward(x, datt, att, BH * T, T);
-    /* dq (T x hs) = scale dscore k:  dq^T = k^T dscore^T */
-    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, scale, s->k, hs, sh, datt, T, st, 0.0f, s->dq, hs, sh, BH);
-    /* dk (T x hs) = scale dscore^T q:  dk^T = q^T dscore */
-    gemm_batched(x, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, scale, s->q, hs, sh, datt, T, st, 0.0f, s->dk, hs, sh, BH);
-    cuda_qkv_merge_add(x, dqkv, s->dq, s->dk, s->dv, B, T, C, NH);
+                             const float* att, const CudaSeg* segs, const int* children, const int* seg_of, int N,
+                             int C, int NH) {
+    dim3 grid(rows_grid(N), (unsigned)NH);
+    SAPO_LAUNCH(cuda_attention_backward_query_kernel, grid, ROW_BLOCK, 0, x->stream, dqkv, datt, dout, qkv, att, segs,
+                seg_of, N, C, NH);
+    SAPO_LAUNCH(cuda_attention_backward_key_kernel, grid, ROW_BLOCK, 0, x->stream, dqkv, datt, dout, qkv, att, segs,
+                children, seg_of, N, C, NH);
 }
 
 /* ---- GELU, residual ---------------------------------------------------------------------- */
@@ -502,60 +490,57 @@ void cuda_sumsq(const CudaCtx* x, const float* data, size_t n) {
 }
 
 /* ---- generation -------------------------------------------------------------------------- */
-__global__ void cuda_kv_store_prefill_kernel(float* kcache, float* vcache, const float* qkv, int B, int T, int C,
-                                             size_t slot_stride) {
-    GRID_STRIDE_LOOP(i, (size_t)B * T * C) {
-        size_t c = i % C, bt = i / C, b = bt / T, t = bt % T;
-        const float* row = qkv + bt * 3 * C;
-        size_t at = b * slot_stride + t * C + c;
-        kcache[at] = row[C + c];
-        vcache[at] = row[2 * C + c];
+__global__ void cuda_kv_store_prefill_kernel(float* kprefix, float* vprefix, const float* qkv, const CudaSeg* segs,
+                                             const int* seg_of, int N, int C, size_t prefix_stride) {
+    GRID_STRIDE_LOOP(i, (size_t)N * C) {
+        size_t n = i / C, c = i % C;
+        int s = seg_of[n];
+        const float* row = qkv + n * 3 * C;
+        size_t at = (size_t)s * prefix_stride + (n - segs[s].start) * C + c;
+        kprefix[at] = row[C + c];
+        vprefix[at] = row[2 * C + c];
     }
 }
-void cuda_kv_store_prefill(const CudaCtx* x, float* kcache, float* vcache, const float* qkv, int B, int T, int C,
-                           size_t slot_stride) {
-    SAPO_LAUNCH(cuda_kv_store_prefill_kernel, grid_for((size_t)B * T * C), BLOCK, 0, x->stream, kcache, vcache, qkv, B,
-                T, C, slot_stride);
+void cuda_kv_store_prefill(const CudaCtx* x, float* kprefix, float* vprefix, const float* qkv, const CudaSeg* segs,
+                           const int* seg_of, int N, int C, size_t prefix_stride) {
+    SAPO_LAUNCH(cuda_kv_store_prefill_kernel, grid_for((size_t)N * C), BLOCK, 0, x->stream, kprefix, vprefix, qkv, segs,
+                seg_of, N, C, prefix_stride);
 }
 
-__global__ void cuda_gather_last_kernel(float* out, const float* in, const int* lens, int B, int T, int C) {
-    GRID_STRIDE_LOOP(i, (size_t)B * C) {
-        size_t b = i / C, c = i % C;
-        out[i] = in[(b * T + lens[b] - 1) * C + c];
-    }
-}
-void cuda_gather_last(const CudaCtx* x, float* out, const float* in, const int* lens, int B, int T, int C) {
-    SAPO_LAUNCH(cuda_gather_last_kernel, grid_for((size_t)B * C), BLOCK, 0, x->stream, out, in, lens, B, T, C);
-}
-
-__global__ void cuda_kv_store_decode_kernel(float* kcache, float* vcache, const float* q3, const int* slots,
-                                            const int* pos, int n, int C, size_t slot_stride) {
+__global__ void cuda_kv_store_decode_kernel(float* krow, float* vrow, const float* q3, const int* rows,
+                                            const int* prefix_len, const int* pos, int n, int C, size_t row_stride) {
     GRID_STRIDE_LOOP(i, (size_t)n * C) {
         size_t r = i / C, c = i % C;
-        size_t at = (size_t)slots[r] * slot_stride + (size_t)pos[r] * C + c;
-        kcache[at] = q3[r * 3 * C + C + c];
-        vcache[at] = q3[r * 3 * C + 2 * C + c];
+        size_t at = (size_t)rows[r] * row_stride + (size_t)(pos[r] - prefix_len[r]) * C + c;
+        krow[at] = q3[r * 3 * C + C + c];
+        vrow[at] = q3[r * 3 * C + 2 * C + c];
     }
 }
-void cuda_kv_store_decode(const CudaCtx* x, float* kcache, float* vcache, const float* q3, const int* slots,
-                          const int* pos, int n, int C, size_t slot_stride) {
-    SAPO_LAUNCH(cuda_kv_store_decode_kernel, grid_for((size_t)n * C), BLOCK, 0, x->stream, kcache, vcache, q3, slots,
-                pos, n, C, slot_stride);
+void cuda_kv_store_decode(const CudaCtx* x, float* krow, float* vrow, const float* q3, const int* rows,
+                          const int* prefix_len, const int* pos, int n, int C, size_t row_stride) {
+    SAPO_LAUNCH(cuda_kv_store_decode_kernel, grid_for((size_t)n * C), BLOCK, 0, x->stream, krow, vrow, q3, rows,
+                prefix_len, pos, n, C, row_stride);
 }
 
-/* One warp per (row, head); the scores of positions 0..pos live in shared memory. */
-__global__ void cuda_decode_attention_kernel(float* y, const float* q3, const float* kcache, const float* vcache,
-                                             const int* slots, const int* pos, int C, int NH, size_t slot_stride) {
+/* One warp per (row, head); the scores of the prompt's positions then the row's own live in
+ * shared memory (n_ctx floats at most). */
+__global__ void cuda_decode_attention_kernel(float* y, const float* q3, const float* kprefix, const float* vprefix,
+                                             const float* krow, const float* vrow, const int* rows, const int* prefix,
+                                             const int* prefix_len, const int* pos, int C, int NH,
+                                             size_t prefix_stride, size_t row_stride) {
     SAPO_DYNAMIC_SHARED(float, scores);
     int i = blockIdx.x, h = blockIdx.y, lane = threadIdx.x;
-    int hs = C / NH, n_keys = pos[i] + 1;
+    int hs = C / NH, plen = prefix_len[i], n_keys = pos[i] + 1;
     float scale = 1.0f / sqrtf((float)hs);
     const float* q = q3 + (size_t)i * 3 * C + h * hs;
-    const float* kc = kcache + (size_t)slots[i] * slot_stride + h * hs;
-    const float* vc = vcache + (size_t)slots[i] * slot_stride + h * hs;
+    size_t pslot = plen > 0 ? (size_t)prefix[i] * prefix_stride : 0, rslot = (size_t)rows[i] * row_stride;
+    const float* kp = kprefix + pslot + h * hs;
+    const float* vp = vprefix + pslot + h * hs;
+    const float* kr = krow + rslot + h * hs;
+    const float* vr = vrow + rslot + h * hs;
     float mx = -INFINITY;
     for (int t = lane; t < n_keys; t += 32) {
-        const float* k = kc + (size_t)t * C;
+        const float* k = t < plen ? kp + (size_t)t * C : kr + (size_t)(t - plen) * C;
         float dot = 0.0f;
         for (int d = 0; d < hs; d++) dot += k[d] * q[d];
         scores[t] = scale * dot;
@@ -572,15 +557,18 @@ __global__ void cuda_decode_attention_kernel(float* y, const float* q3, const fl
     float inv = 1.0f / sum;
     for (int d = lane; d < hs; d += 32) {
         float acc = 0.0f;
-        for (int t = 0; t < n_keys; t++) acc += vc[(size_t)t * C + d] * scores[t];
+        for (int t = 0; t < plen; t++) acc += vp[(size_t)t * C + d] * scores[t];
+        for (int t = plen; t < n_keys; t++) acc += vr[(size_t)(t - plen) * C + d] * scores[t];
         y[(size_t)i * C + h * hs + d] = inv * acc;
     }
 }
-void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kcache, const float* vcache,
-                           const int* slots, const int* pos, int n, int C, int NH, size_t slot_stride, int n_ctx) {
+void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                           const float* krow, const float* vrow, const int* rows, const int* prefix,
+                           const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
+                           size_t row_stride, int n_ctx) {
     dim3 grid((unsigned)n, (unsigned)NH);
-    SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, (size_t)n_ctx * sizeof(float), x->stream, y, q3, kcache, vcache,
-                slots, pos, C, NH, slot_stride);
+    SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, (size_t)n_ctx * sizeof(float), x->stream, y, q3, kprefix,
+                vprefix, krow, vrow, rows, prefix, prefix_len, pos, C, NH, prefix_stride, row_stride);
 }
 
 SAPO_CUDA_NS_END

@@ -37,21 +37,21 @@ SAPO_CUDA_NS_BEGIN
 typedef struct {
     cudaStream_t stream;
     cublasHandle_t blas;
-    const float* ones; /* at least max_rows ones: bias gradients as one sgemv */
+    const float* ones; /* at least max_tokens ones: bias gradients as one sgemv */
     float* partials;   /* CUDA_COLSUM_MAX_CHUNKS x 2 x C floats: layernorm weight/bias gradients */
     double* sumsq;     /* CUDA_SUMSQ_BLOCKS partials, then the total */
 } CudaCtx;
 
 void cuda_fill(const CudaCtx* x, float* out, float value, size_t n);
 
-/* out (N, C) = wte[inp[n]] + wpe[position]; position = n % T, or pos[n] when pos != NULL. */
+/* out (N, C) = wte[inp[n]] + wpe[pos[n]] */
 void cuda_encoder_forward(const CudaCtx* x, float* out, const int* inp, const int* pos, const float* wte,
-                          const float* wpe, int N, int T, int C);
-/* dwte[v] += sum of dout rows n with inp[n] == v, in increasing n (rows listed by token:
- * tok_rows[tok_start[v] .. tok_start[v+1]), built on the host); dwpe[t] += sum over b. */
-void cuda_encoder_backward_wte(const CudaCtx* x, float* dwte, const float* dout, const int* tok_start,
-                               const int* tok_rows, int V, int C);
-void cuda_encoder_backward_wpe(const CudaCtx* x, float* dwpe, const float* dout, int B, int T, int C);
+                          const float* wpe, int N, int C);
+/* The embedding gradients without atomics: dtable[e] += the dout rows that read entry e, in
+ * increasing row order as the CPU adds them (rows[start[e] .. start[e+1]), a counting sort
+ * built on the host). Once for wte (entries = tokens), once for wpe (entries = positions). */
+void cuda_encoder_backward(const CudaCtx* x, float* dtable, const float* dout, const int* start, const int* rows,
+                           int n_entries, int C);
 
 void cuda_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp, const float* w,
                             const float* b, int N, int C);
@@ -72,29 +72,28 @@ void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const f
 void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
                           const float* w, int N, int IC, int OC);
 
-/* qkv (B, T, 3C) -> q, k, v (B, NH, T, hs) each. */
-void cuda_qkv_split(const CudaCtx* x, float* q, float* k, float* v, const float* qkv, int B, int T, int C, int NH);
-/* y (B, NH, T, hs) -> out (B, T, C). */
-void cuda_heads_merge(const CudaCtx* x, float* out, const float* y, int B, int T, int C, int NH);
-/* dout (B, T, C) -> dy (B, NH, T, hs). */
-void cuda_heads_split(const CudaCtx* x, float* dy, const float* dout, int B, int T, int C, int NH);
-/* dqkv (B, T, 3C) += dq, dk, dv (B, NH, T, hs). */
-void cuda_qkv_merge_add(const CudaCtx* x, float* dqkv, const float* dq, const float* dk, const float* dv, int B, int T,
-                        int C, int NH);
-/* rows of T scores, row r at time t = r % T: causal softmax in place (zeros above t). */
-void cuda_causal_softmax(const CudaCtx* x, float* att, int rows, int T);
-/* datt = att * (datt - sum(att * datt)) on the causal part, zeros above, in place. */
-void cuda_causal_softmax_backward(const CudaCtx* x, float* datt, const float* att, int rows, int T);
-
-/* Scratch for attention: q, k, v, y (and in the backward dy, dq, dk, dv) of BT*C floats each. */
+/* A packed batch's segment (Segment in gpt.h) as the attention kernels read it; the host
+ * builds the table per forward. A segment's queries read plen prefix keys (tokens pstart..)
+ * then their own causal keys; its softmax weights sit at att (per layer) as NH blocks of
+ * (len, plen + len), the CPU's layout. children[child0 .. child0 + n_children) are the
+ * segments whose prefix it is, in increasing order: who reads its keys besides itself. */
 typedef struct {
-    float *q, *k, *v, *y, *dq, *dk, *dv;
-} AttnScratch;
-void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const AttnScratch* s, int B,
-                            int T, int C, int NH);
-/* datt (B, NH, T, T) is scratch; dqkv is accumulated. */
+    long long att;
+    int start, len;
+    int pstart, plen;
+    int child0, n_children;
+} CudaSeg;
+
+/* Causal attention over the segments, one warp per (token, head): scores against the prefix
+ * then the own keys, softmax, y. qkv (N, 3C); out (N, C); seg_of[n] = the segment of token n. */
+void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
+                            const int* seg_of, int N, int C, int NH);
+/* Two passes, no atomics: per (query, head) the weights' gradient into datt (att's layout,
+ * scratch) and dq; then per (key, head) dk and dv summed over every query that read the key,
+ * its own segment's first, then each child segment's in order. dqkv is accumulated. */
 void cuda_attention_backward(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
-                             const float* att, const AttnScratch* s, int B, int T, int C, int NH);
+                             const float* att, const CudaSeg* segs, const int* children, const int* seg_of, int N,
+                             int C, int NH);
 
 void cuda_gelu_forward(const CudaCtx* x, float* out, float* th, const float* inp, size_t N);
 void cuda_gelu_backward(const CudaCtx* x, float* dinp, const float* inp, const float* th, const float* dout, size_t N);
@@ -114,18 +113,20 @@ void cuda_sumsq_partial(const CudaCtx* x, const float* data, size_t n);
 void cuda_sumsq_final(const CudaCtx* x);
 void cuda_sumsq(const CudaCtx* x, const float* data, size_t n);
 
-/* Generation. The KV cache of one layer is (slots, n_ctx, C) for keys and for values. */
-/* kcache/vcache[b][t] = k, v of qkv row (b, t), for b < B, t < T. */
-void cuda_kv_store_prefill(const CudaCtx* x, float* kcache, float* vcache, const float* qkv, int B, int T, int C,
-                           size_t slot_stride);
-/* out[b] = x[b, lens[b] - 1] for rows of C. */
-void cuda_gather_last(const CudaCtx* x, float* out, const float* in, const int* lens, int B, int T, int C);
-/* Row i of q3 (n, 3C) stores its k, v at cache slot slots[i], position pos[i]. */
-void cuda_kv_store_decode(const CudaCtx* x, float* kcache, float* vcache, const float* q3, const int* slots,
-                          const int* pos, int n, int C, size_t slot_stride);
-/* y (n, C): row i attends over positions 0..pos[i] of its cache slot. */
-void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kcache, const float* vcache,
-                           const int* slots, const int* pos, int n, int C, int NH, size_t slot_stride, int n_ctx);
+/* Generation. Per layer, the prompt caches are (max_prefixes, n_ctx, C) for keys and for
+ * values (slot stride prefix_stride) and the row caches (max_rows, row_ctx, C) (row_stride). */
+/* Prefill: token n of segment s stores its k, v at slot s, index n - start of s. */
+void cuda_kv_store_prefill(const CudaCtx* x, float* kprefix, float* vprefix, const float* qkv, const CudaSeg* segs,
+                           const int* seg_of, int N, int C, size_t prefix_stride);
+/* Row i of q3 (n, 3C) stores its k, v in cache row rows[i] at index pos[i] - prefix_len[i]. */
+void cuda_kv_store_decode(const CudaCtx* x, float* krow, float* vrow, const float* q3, const int* rows,
+                          const int* prefix_len, const int* pos, int n, int C, size_t row_stride);
+/* y (n, C): row i attends to positions 0..prefix_len[i]-1 of prompt slot prefix[i], then to
+ * its own cached positions 0..pos[i] - prefix_len[i]. */
+void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                           const float* krow, const float* vrow, const int* rows, const int* prefix,
+                           const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
+                           size_t row_stride, int n_ctx);
 
 SAPO_CUDA_NS_END
 

@@ -5,7 +5,14 @@
  *   - 10 AdamW steps (clipping, weight decay): parameters and log-probs afterwards;
  *   - greedy KV-cache generation: token for token, >= 64 tokens per row, with a row that
  *     stops early so the later decode steps use non-contiguous cache slots;
- *   - the GPU repeats itself bit for bit (fixed-order reductions, no atomics).
+ *   - the GPU repeats itself bit for bit (fixed-order reductions, no atomics);
+ *   - a packed batch with shared prompts (PackedBatch): two prompts of 5 and 7 tokens with
+ *     three completions of different lengths each, interleaved, plus a segment of its own:
+ *     log-probs, logits, every gradient tensor and the norm against the CPU, the completion
+ *     tokens' log-probs against the same text run unshared, and the bits of a repeat;
+ *   - grouped greedy generation (model_generate_groups: a prompt prefilled once, read by
+ *     three rows each), with a prompt of one token (no prompt cache), one that runs into
+ *     n_ctx, and more groups than the capacity holds at once (two chunks): token for token.
  * Tolerances (fp32 everywhere, no TF32; the two sides differ only in summation order and in
  * the device's expf/logf): logits and log-probs 1e-4 absolute; each gradient tensor
  * max|gpu - cpu| <= 1e-3 x max|cpu| + 1e-7; gradient norm 1e-4 relative; after 10 AdamW
@@ -233,6 +240,190 @@ static void test_training(const ModelBackend* be) {
     model_free(gpu);
 }
 
+/* The segments of the packed test, in batch order: prompt A (5 tokens), prompt B (7), then
+ * their completions interleaved with a segment of its own (no prefix), so each prompt's
+ * readers are not adjacent and the own segment sits between them. */
+enum { PK_SEGS = 9 };
+static const int PK_LEN[PK_SEGS] = {5, 7, 4, 6, 9, 13, 1, 2, 11};
+static const int PK_PREFIX[PK_SEGS] = {-1, -1, 0, 1, 0, -1, 1, 0, 1};
+
+static void test_packed(const ModelBackend* be) {
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
+    /* capacity above the batch on every axis: the strides must use the batch, not the cap */
+    ModelCapacity cap = {.max_tokens = 100, .max_att = 4L * 64 * 64, .max_prefixes = 3, .max_rows = 5, .row_ctx = 40};
+    Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 7);
+    Model* gpu = model_create_cap(&cfg, be, &cap, 7);
+    same_weights(cpu, gpu, 0.05f, 31);
+    Segment segs[PK_SEGS];
+    int N = 0;
+    for (int k = 0; k < PK_SEGS; k++) {
+        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
+        N += PK_LEN[k];
+    }
+    int V = cfg.vocab;
+    int* inputs = malloc(sizeof(int) * N);
+    int* targets = malloc(sizeof(int) * N);
+    float *lp_c = malloc(sizeof(float) * N), *lp_g = malloc(sizeof(float) * N), *dlp = malloc(sizeof(float) * N);
+    float *lg_c = malloc(sizeof(float) * N * V), *lg_g = malloc(sizeof(float) * N * V);
+    RngStream r = rng_stream(13, 0, 0, RNG_TEST);
+    /* prompts: BOS and bytes, each token predicting the next (the last predicts nothing);
+     * completions: bytes, each predicting the next, the last TOK_EOS */
+    for (int k = 0; k < PK_SEGS; k++) {
+        const Segment* g = &segs[k];
+        for (int t = 0; t < g->len; t++) {
+            int i = g->start + t;
+            inputs[i] = t == 0 && g->prefix < 0 ? TOK_BOS : (int)rng_below(&r, 256);
+        }
+        for (int t = 0; t < g->len; t++) {
+            int i = g->start + t, is_prompt = k < 2;
+            targets[i] = t + 1 < g->len ? inputs[i + 1] : is_prompt ? TOK_PAD : TOK_EOS;
+        }
+    }
+    for (int i = 0; i < N; i++) dlp[i] = (float)(rng_double(&r) * 2.0 - 1.0) / N;
+    PackedBatch pb = {.n_tokens = N, .inputs = inputs, .targets = targets, .n_segments = PK_SEGS, .segs = segs};
+
+    model_zero_grad(cpu);
+    model_zero_grad(gpu);
+    model_forward_packed(cpu, &pb, lp_c);
+    model_forward_packed(gpu, &pb, lp_g);
+    cpu->backend->get_logits(cpu, lg_c);
+    gpu->backend->get_logits(gpu, lg_g);
+    double d_logits = max_abs_diff(lg_c, lg_g, (size_t)N * V, NULL);
+    double d_lp = max_abs_diff(lp_c, lp_g, N, NULL);
+    printf("packed forward (%d tokens, %d segments): max |logits diff| %.3g (of max %.3g), max |logprob diff| %.3g\n",
+           N, PK_SEGS, d_logits, max_abs(lg_c, (size_t)N * V), d_lp);
+    EXPECT(d_logits <= 1e-4, "packed logits differ by %.3g (tolerance 1e-4)", d_logits);
+    EXPECT(d_lp <= 1e-4, "packed log-probs differ by %.3g (tolerance 1e-4)", d_lp);
+    int pad_ok = 1;
+    for (int i = 0; i < N; i++) pad_ok &= targets[i] != TOK_PAD || lp_g[i] == 0.0f;
+    EXPECT(pad_ok, "a TOK_PAD target got a non-zero log-prob on the GPU (packed)");
+
+    model_backward(cpu, dlp);
+    model_backward(gpu, dlp);
+    float norm_c = cpu->backend->grad_norm(cpu), norm_g = gpu->backend->grad_norm(gpu);
+    gpu->backend->download(gpu);
+    size_t off = 0;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
+        size_t n = cpu->tensor_sizes[t];
+        double scale = max_abs(cpu->grads_memory + off, n);
+        double d = max_abs_diff(cpu->grads_memory + off, gpu->grads_memory + off, n, NULL);
+        double tol = 1e-3 * scale + 1e-7;
+        printf("packed grad %-9s max |diff| %.3g  max |grad| %.3g  (%.2g of tolerance)\n", GPT_TENSOR_NAMES[t], d,
+               scale, d / tol);
+        EXPECT(d <= tol, "packed gradient %s differs by %.3g (tolerance %.3g)", GPT_TENSOR_NAMES[t], d, tol);
+        EXPECT(scale > 0.0, "packed gradient %s is all zero on the CPU: the test does not reach it",
+               GPT_TENSOR_NAMES[t]);
+        off += n;
+    }
+    printf("packed grad norm: cpu %.7g gpu %.7g\n", norm_c, norm_g);
+    EXPECT(fabs(norm_c - norm_g) <= 1e-4 * norm_c, "packed gradient norms %.7g vs %.7g", norm_c, norm_g);
+
+    /* the same bits again */
+    float* grads_first = malloc(sizeof(float) * gpu->num_params);
+    memcpy(grads_first, gpu->grads_memory, sizeof(float) * gpu->num_params);
+    float* lp_first = malloc(sizeof(float) * N);
+    memcpy(lp_first, lp_g, sizeof(float) * N);
+    model_zero_grad(gpu);
+    model_forward_packed(gpu, &pb, lp_g);
+    model_backward(gpu, dlp);
+    gpu->backend->download(gpu);
+    EXPECT(!memcmp(lp_first, lp_g, sizeof(float) * N), "a second packed forward gave other log-prob bits");
+    EXPECT(!memcmp(grads_first, gpu->grads_memory, sizeof(float) * gpu->num_params),
+           "a second packed backward gave other gradient bits");
+
+    /* sharing changes nothing: each completion run as its prompt followed by it, alone */
+    double d_unshared = 0.0;
+    int* in1 = malloc(sizeof(int) * cfg.n_ctx);
+    int* tg1 = malloc(sizeof(int) * cfg.n_ctx);
+    float* lp1 = malloc(sizeof(float) * cfg.n_ctx);
+    for (int k = 0; k < PK_SEGS; k++) {
+        const Segment* g = &segs[k];
+        const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
+        int plen = p ? p->len : 0, T = plen + g->len;
+        for (int t = 0; t < plen; t++) {
+            in1[t] = inputs[p->start + t];
+            tg1[t] = TOK_PAD;
+        }
+        memcpy(in1 + plen, inputs + g->start, sizeof(int) * g->len);
+        memcpy(tg1 + plen, targets + g->start, sizeof(int) * g->len);
+        model_forward(gpu, in1, tg1, 1, T, lp1);
+        double d = max_abs_diff(lp1 + plen, lp_first + g->start, g->len, NULL);
+        if (!(d <= d_unshared)) d_unshared = d;
+    }
+    printf("packed vs unshared (each segment after its prompt, alone): max |logprob diff| %.3g\n", d_unshared);
+    EXPECT(d_unshared <= 1e-4, "sharing a prompt changed a log-prob by %.3g (tolerance 1e-4)", d_unshared);
+
+    free(in1);
+    free(tg1);
+    free(lp1);
+    free(grads_first);
+    free(lp_first);
+    free(inputs);
+    free(targets);
+    free(lp_c);
+    free(lp_g);
+    free(dlp);
+    free(lg_c);
+    free(lg_g);
+    model_free(cpu);
+    model_free(gpu);
+}
+
+/* Four groups of three completions; the capacity holds two groups (six rows) at a time. */
+static void test_generation_groups(const ModelBackend* be) {
+    enum { G = 4, L = 3, NEW = 72, STRIDE = 80 };
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
+    ModelCapacity cap = {.max_tokens = 128, .max_att = 4L * 128 * 128, .max_prefixes = 2, .max_rows = 2 * L,
+                         .row_ctx = NEW};
+    Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 23);
+    Model* gpu = model_create_cap(&cfg, be, &cap, 23);
+    RngStream wr = rng_stream(6, 0, 0, RNG_TEST);
+    for (size_t i = 0; i < cpu->num_params; i++) cpu->params_memory[i] += 0.2f * rng_normal(&wr);
+    memset(cpu->params.wte + (size_t)TOK_EOS * cfg.d_model, 0, sizeof(float) * cfg.d_model);
+    memcpy(gpu->params_memory, cpu->params_memory, cpu->num_params * sizeof(float));
+    gpu->backend->upload(gpu);
+
+    /* group 1 runs into n_ctx first; group 2 is BOS alone (no prompt cache at all) */
+    int prompts[G * STRIDE], lens[G] = {5, 70, 1, 7};
+    for (int g = 0; g < G; g++) {
+        prompts[g * STRIDE] = TOK_BOS;
+        for (int t = 1; t < STRIDE; t++) prompts[g * STRIDE + t] = 'a' + (int)rng_below(&wr, 26);
+    }
+    int out_c[G * L * NEW], len_c[G * L], out_g[G * L * NEW], len_g[G * L];
+    GenConfig greedy = {.sampler = {.temperature = 0.0f, .top_p = 1.0f}, .max_new_tokens = NEW, .stop = NULL};
+    RngStream unused1 = rng_stream(1, 0, 0, RNG_GENERATE), unused2 = rng_stream(1, 0, 0, RNG_GENERATE);
+    model_generate_groups(cpu, prompts, STRIDE, lens, G, L, &greedy, &unused1, out_c, len_c);
+    model_generate_groups(gpu, prompts, STRIDE, lens, G, L, &greedy, &unused2, out_g, len_g);
+    for (int b = 0; b < G * L; b++) {
+        int same = 0;
+        while (same < len_c[b] && same < len_g[b] && out_c[b * NEW + same] == out_g[b * NEW + same]) same++;
+        printf("grouped greedy row %2d (group %d, prompt %2d): cpu %2d tokens, gpu %2d tokens, %2d equal before the "
+               "first difference\n", b, b / L, lens[b / L], len_c[b], len_g[b], same);
+        EXPECT(len_c[b] == len_g[b] && same == len_c[b], "grouped row %d: greedy generation differs at token %d", b,
+               same);
+        if (lens[b / L] + NEW <= cfg.n_ctx) EXPECT(len_c[b] >= 64, "grouped row %d: only %d tokens (want >= 64)", b,
+                                                   len_c[b]);
+    }
+    EXPECT(len_c[L] < NEW, "group 1 was meant to stop early at n_ctx (%d tokens)", len_c[L]);
+
+    /* sampling: a group's rows differ; same stream on both sides */
+    GenConfig sample = {.sampler = {.temperature = 1.0f, .top_p = 0.95f}, .max_new_tokens = NEW, .stop = NULL};
+    RngStream r1 = rng_stream(78, 2, 9, RNG_GENERATE), r2 = rng_stream(78, 2, 9, RNG_GENERATE);
+    model_generate_groups(cpu, prompts, STRIDE, lens, G, L, &sample, &r1, out_c, len_c);
+    model_generate_groups(gpu, prompts, STRIDE, lens, G, L, &sample, &r2, out_g, len_g);
+    int total = 0, equal = 0;
+    for (int b = 0; b < G * L; b++) {
+        int same = 0;
+        while (same < len_c[b] && same < len_g[b] && out_c[b * NEW + same] == out_g[b * NEW + same]) same++;
+        equal += same;
+        total += len_c[b];
+    }
+    printf("grouped sampled (temperature 1, top-p 0.95): %d of %d cpu tokens equal before each row's first difference "
+           "(informational)\n", equal, total);
+    model_free(cpu);
+    model_free(gpu);
+}
+
 static void test_generation(const ModelBackend* be) {
     enum { B = 4, MAXB = 6, NEW = 72, STRIDE = 80 };
     GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
@@ -301,6 +492,8 @@ int main(void) {
     printf("backend %s, TF32 %s\n", BACKEND_LABEL, tf32 && *tf32 && strcmp(tf32, "0") ? "ON" : "off");
     test_training(be);
     test_generation(be);
+    test_packed(be);
+    test_generation_groups(be);
 #ifdef SAPO_TEST_CUDA_EMULATION
     printf("emulated kernel launches: %d\n", cuda_emu_launch_count());
 #endif
