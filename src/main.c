@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/blas_select.h"
 #include "cli/commands.h"
 
 static const SapoCommand COMMANDS[] = {
@@ -24,6 +25,7 @@ static void usage(FILE* out) {
 }
 
 int main(int argc, char** argv) {
+    blas_select_kernel(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

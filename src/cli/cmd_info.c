@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
+#include "cli/blas_select.h"
 #include "cli/commands.h"
 #include "core/config.h"
 #ifdef SAPO_HAVE_CUDA
@@ -36,7 +37,9 @@ int cmd_info(int argc, char** argv) {
 #endif
     printf("mpi        %s\n", mpiver);
     printf("hdf5       %u.%u.%u\n", h5maj, h5min, h5rel);
-    printf("openblas   %s\n", openblas_get_config());
+    char blas[256];
+    blas_describe(blas, sizeof blas);
+    printf("blas       %s\n", blas);
     printf("\n");
     config_print_schema(stdout);
     return 0;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench/bench_timer.h"
+#include "cli/blas_select.h"
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/config.h"
@@ -241,6 +242,11 @@ int cmd_run(int argc, char** argv) {
         logf_both(runlog, "sapo run: resuming %s after round %d of %d (%d nodes)\n", dir, start, rounds, size);
     else if (rank == 0)
         logf_both(runlog, "sapo run: %d nodes, %d rounds, run directory %s\n", size, rounds, dir);
+    if (rank == 0) {
+        char blas[256];
+        blas_describe(blas, sizeof blas);
+        logf_both(runlog, "sapo run: %s\n", blas);
+    }
 
     SwarmNode* node = node_create(cfg, rank, size, comm, err, sizeof err);
     if (!node) fprintf(stderr, "sapo run[rank %d]: %s\n", rank, err);
