@@ -324,11 +324,9 @@ static void decode_attention_run(Model* m, const DecodeStep* d, int i0, int i1, 
             int n_keys = plen + own;
             float mx = row[0];
             for (int t = 1; t < n_keys; t++) mx = row[t] > mx ? row[t] : mx;
+            for (int t = 0; t < n_keys; t++) row[t] = exp_poly(row[t] - mx);
             float sum = 0.0f;
-            for (int t = 0; t < n_keys; t++) {
-                row[t] = expf(row[t] - mx);
-                sum += row[t];
-            }
+            for (int t = 0; t < n_keys; t++) sum += row[t];
             float inv = 1.0f / sum;
             for (int t = 0; t < n_keys; t++) row[t] *= inv;
             const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;

@@ -6,6 +6,32 @@
 
 #include "model/gpt.h"
 
+#include <stdint.h>
+#include <string.h>
+
+/* e^x for x in [-87, 88] (clamped there) to about 1 ulp, in plain arithmetic so that loops
+ * over it vectorize (a libm call stops the vectorizer; the softmaxes and GELU spend most of
+ * their time in it). 2^n * e^r with n = round(x / ln 2), r reduced in two parts (Cody-Waite),
+ * e^r by its degree-7 Taylor polynomial on |r| <= ln2 / 2. */
+static inline float exp_poly(float x) {
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
 /* Time and FLOPs spent in sgemm while enabled (for `sapo bench model`). */
 typedef struct {
     int enabled;

@@ -131,7 +131,7 @@ ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int tra
     long n_ctx = cfg->n_ctx, prompt = n_ctx - max_new > 1 ? n_ctx - max_new : 1;
     long seg = max_new + 1 < n_ctx ? max_new + 1 : n_ctx;
     long whole = (long)train_groups * (prompt + (long)completions * seg); /* the largest batch */
-    if ((long)gen_prompts * prompt > whole) whole = (long)gen_prompts * prompt;
+    /* prompts beyond max_tokens are prefilled in chunks (model_generate_groups) */
     long tokens = whole < micro_tokens ? whole : micro_tokens;
     if (tokens < n_ctx) tokens = n_ctx; /* one whole sequence always fits */
     long per_token = tokens * n_ctx / 2 > n_ctx * n_ctx ? tokens * n_ctx / 2 : n_ctx * n_ctx;

@@ -24,9 +24,10 @@
 #include "nccl_allgather.h"
 #endif
 
-/* What a rank holds beyond the node's own buffers: MPI, HDF5, OpenBLAS and libc, measured as
- * the private memory of a quick.ini rank minus its model (about 40 MB here). */
-#define NODE_PROCESS_BYTES (48.0 * 1024 * 1024)
+/* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
+ * OpenBLAS's work buffer, libc): a quick.ini rank's private memory is about 45 MB in all,
+ * of which about 25 MB is the node's touched activations and caches. */
+#define NODE_PROCESS_BYTES (24.0 * 1024 * 1024)
 
 static NodeFault parse_fault(const char* s) {
     if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
