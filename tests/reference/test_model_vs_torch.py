@@ -105,3 +105,35 @@ def test_five_adamw_steps_with_clipping(dump):
     assert losses[-1] < losses[0], "5 AdamW steps on one batch should lower its loss"
     for n in NAMES:
         report("final." + n, float(np.abs(dump["final." + n].reshape(p[n].shape) - p[n].detach().numpy()).max()), 1e-5)
+
+
+def test_shared_prompt_packing_equals_unshared_rows(dump):
+    """The C model's packed batch (each group's prompt one segment, read by its completions)
+    against PyTorch running every completion as its own unshared row: log-probs of every
+    completion token and every gradient of the weighted token-level loss."""
+    p, L, NH = build_params(dump, "init.")
+    inp, tgt, w = dump["packed.inputs"], dump["packed.targets"], dump["packed.weights"]
+    segs = dump["packed.segments"]
+    n_loss = int((tgt != 258).sum())
+    total, worst = 0.0, 0.0
+    rows = 0
+    for i, (start, n, prefix) in enumerate(segs):
+        if any(s[2] == i for s in segs):
+            continue  # a prompt segment: its tokens carry no loss, its completions read it
+        pre = segs[prefix] if prefix >= 0 else (0, 0, -1)
+        seq_in = np.concatenate([inp[pre[0]:pre[0] + pre[1]], inp[start:start + n]])
+        seq_tg = np.concatenate([np.full(pre[1], 258), tgt[start:start + n]])
+        lgts = gpt_forward(p, torch.tensor(seq_in[None], dtype=torch.long), L, NH)
+        lp, mask = masked_logprobs(lgts, torch.tensor(seq_tg[None], dtype=torch.long))
+        ours = dump["packed.logprobs"][start:start + n]
+        worst = max(worst, float(np.abs(lp[0, pre[1]:].detach().numpy() - ours).max()))
+        total = total - (lp[0, pre[1]:] * torch.tensor(w[start:start + n])).sum()
+        rows += 1
+    assert rows == 6, f"expected six completion rows in the packed batch, found {rows}"
+    report("packed logprobs", worst, 2e-5)
+    (total / n_loss).backward()
+    for n in NAMES:
+        ref = p[n].grad.numpy()
+        scale = float(np.abs(ref).max())
+        report("packed grad." + n, float(np.abs(dump["packed.grad." + n].reshape(p[n].shape) - ref).max()),
+               1e-5 + 1e-3 * scale)

@@ -1,6 +1,8 @@
 /* Dumps everything the PyTorch reference check compares: the initial weights, a batch,
  * logits, per-token log-probs, the masked loss, every gradient tensor, and the losses and
- * weights over 5 AdamW steps with gradient clipping. Output: a simple tagged binary file
+ * weights over 5 AdamW steps with gradient clipping; then a packed batch of groups sharing
+ * their prompts (rl/pack.h) with its segments, log-probs and the gradients of a weighted
+ * token-level loss, which the test recomputes as unshared rows. Output: a simple tagged binary file
  * (name, dtype, shape, data) that test_model_vs_torch.py reads with numpy.
  * usage: tool_model_dump OUT.bin */
 #include <stdint.h>
@@ -10,6 +12,8 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/gpt.h"
+#include "rl/grpo.h"
+#include "rl/pack.h"
 #include "rl/sft.h"
 
 static void put_array(FILE* f, const char* name, int is_int, const void* data, int ndim, const int* dims) {
@@ -95,7 +99,42 @@ int main(int argc, char** argv) {
     put_array(f, "step_losses", 0, losses, 1, &steps);
     put_array(f, "step_grad_norms", 0, norms, 1, &steps);
     put_params(f, "final.", m, m->params_memory);
-    fcloseCheck(f);
     model_free(m);
+
+    /* Shared prompts: two groups (3 and 2 completions) and a group with an empty prompt,
+     * from the initial weights again. */
+    Model* pm = model_create(&cfg, model_backend_find("cpu"), B, 1234);
+    static const char* c0[3] = {"ab", "cdefg", "h"};
+    static const char* c1[2] = {"xyz1", "uv"};
+    static const char* c2[1] = {"q"};
+    static const float w0[3] = {1.0f, -0.5f, -0.5f}, w1[2] = {0.7f, -0.7f}, w2[1] = {2.0f};
+    TrainGroup groups[3] = {{"12+3=", 3, c0, w0}, {"hello", 2, c1, w1}, {"", 1, c2, w2}};
+    Packer pk;
+    packer_init(&pk, pm, 0, 0);
+    PackCursor cur = {0};
+    if (!pack_next(&pk, groups, 3, &cur) || cur.group < 3) sapo_die("the packed test batch must fit one micro-batch");
+    const PackedBatch* pb = &pk.pb;
+    int N = pb->n_tokens, nseg = pb->n_segments;
+    float plp[64], pdlp[64];
+    GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1};
+    model_zero_grad(pm);
+    model_forward_packed(pm, pb, plp);
+    grpo_loss_grad(plp, NULL, NULL, pb->targets, pk.weight, N, 0, &gc, pdlp, NULL, NULL);
+    model_backward(pm, pdlp);
+    int segs[64 * 3], sd[2] = {nseg, 3};
+    for (int i = 0; i < nseg; i++) {
+        segs[3 * i] = pb->segs[i].start;
+        segs[3 * i + 1] = pb->segs[i].len;
+        segs[3 * i + 2] = pb->segs[i].prefix;
+    }
+    put_array(f, "packed.inputs", 1, pb->inputs, 1, &N);
+    put_array(f, "packed.targets", 1, pb->targets, 1, &N);
+    put_array(f, "packed.weights", 0, pk.weight, 1, &N);
+    put_array(f, "packed.segments", 1, segs, 2, sd);
+    put_array(f, "packed.logprobs", 0, plp, 1, &N);
+    put_params(f, "packed.grad.", pm, pm->grads_memory);
+    packer_free(&pk);
+    model_free(pm);
+    fcloseCheck(f);
     return 0;
 }
