@@ -321,14 +321,7 @@ static void decode_attention_run(Model* m, const DecodeStep* d, int i0, int i1, 
             const float* kr = s->krow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
             float* row = s->scores + (size_t)r * T;
             cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, C, q + (size_t)r * C3, 1, 0.0f, row + plen, 1);
-            int n_keys = plen + own;
-            float mx = row[0];
-            for (int t = 1; t < n_keys; t++) mx = row[t] > mx ? row[t] : mx;
-            for (int t = 0; t < n_keys; t++) row[t] = exp_poly(row[t] - mx);
-            float sum = 0.0f;
-            for (int t = 0; t < n_keys; t++) sum += row[t];
-            float inv = 1.0f / sum;
-            for (int t = 0; t < n_keys; t++) row[t] *= inv;
+            softmax_inplace(row, plen + own);
             const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
             cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, C, row + plen, 1, 0.0f, s->y + (size_t)i * C + h * hs,
                         1);

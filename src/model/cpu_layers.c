@@ -126,13 +126,7 @@ static void causal_softmax_rows(float* a, int n, int ctx, int plen) {
     for (int t = 0; t < n; t++) {
         float* row = a + (size_t)t * ctx;
         int last = plen + t;
-        float mx = row[0];
-        for (int j = 1; j <= last; j++) mx = row[j] > mx ? row[j] : mx;
-        for (int j = 0; j <= last; j++) row[j] = exp_poly(row[j] - mx);
-        float sum = 0.0f;
-        for (int j = 0; j <= last; j++) sum += row[j];
-        float inv = 1.0f / sum;
-        for (int j = 0; j <= last; j++) row[j] *= inv;
+        softmax_inplace(row, last + 1);
         for (int j = last + 1; j < ctx; j++) row[j] = 0.0f;
     }
 }
@@ -247,18 +241,36 @@ void residual_forward(float* out, const float* a, const float* b, int N) {
     for (int i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 
+/* Max and sum in 8 lanes (then the lanes in a fixed order): a single running max or sum is
+ * a chain the vectorizer cannot break without changing the rounding, and it cost more than
+ * the exponentials. */
+float softmax_inplace(float* row, int n) {
+    float m8[8], s8[8];
+    for (int k = 0; k < 8; k++) m8[k] = row[0];
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) m8[k] = row[j + k] > m8[k] ? row[j + k] : m8[k];
+    float mx = m8[0];
+    for (int k = 1; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
+    for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+    for (j = 0; j < n; j++) row[j] = exp_poly(row[j] - mx);
+    for (int k = 0; k < 8; k++) s8[k] = 0.0f;
+    for (j = 0; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) s8[k] += row[j + k];
+    float sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+    for (; j < n; j++) sum += row[j];
+    float inv = 1.0f / sum;
+    for (j = 0; j < n; j++) row[j] *= inv;
+    return mx + logf(sum);
+}
+
 void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad) {
     for (int n = 0; n < N; n++) {
         const float* z = logits + (size_t)n * V;
         float* p = probs + (size_t)n * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        for (int v = 0; v < V; v++) p[v] = exp_poly(z[v] - mx);
-        float sum = 0.0f;
-        for (int v = 0; v < V; v++) sum += p[v];
-        float inv = 1.0f / sum;
-        for (int v = 0; v < V; v++) p[v] *= inv;
-        logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] - mx - logf(sum);
+        memcpy(p, z, (size_t)V * sizeof(float));
+        float lse = softmax_inplace(p, V);
+        logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] - lse;
     }
 }
 

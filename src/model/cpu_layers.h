@@ -74,6 +74,10 @@ void gelu_backward(float* dinp, const float* inp, const float* th, const float* 
 
 void residual_forward(float* out, const float* a, const float* b, int N);
 
+/* row[0..n) = softmax(row[0..n)) in place; returns log(sum(exp(row))) of the input (the
+ * log-partition, for log-probs). */
+float softmax_inplace(float* row, int n);
+
 /* logprobs[i] = log softmax(logits[i])[targets[i]] for rows with targets[i] != pad (else 0);
  * probs (N, V) keeps the softmax. */
 void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad);
