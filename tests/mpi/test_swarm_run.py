@@ -79,6 +79,26 @@ def test_config_mistakes_stop_before_work(tmp_path, args, message):
     assert not (out / "node_0000.h5").exists(), "a node started work despite the bad config"
 
 
+def test_memory_estimate_printed_and_enforced(tmp_path, warmup):
+    """sapo run prints its estimate per rank; a config whose ranks would need more than this
+    host has stops before any work with one line naming the numbers and the keys to lower."""
+    ok = tmp_path / "fits"
+    p = mpirun(BASE + [f"model.init={warmup}", "swarm.rounds=1", "--out", str(ok)])
+    est = [l for l in p.stdout.splitlines() if l.startswith("sapo run: estimated memory")]
+    assert len(est) == 1 and f"for the {NP} ranks on this host" in est[0], p.stdout
+    per_rank = float(est[0].split("estimated memory ")[1].split(" MB")[0])
+    assert 10 < per_rank < 200, f"implausible estimate for the tiny test model: {est[0]}"
+    # 2048 wide, 4096 positions and micro-batches of 2^22 tokens: terabytes per rank
+    huge = ["model.d_model=2048", "model.n_ctx=4096", "model.micro_tokens=4194304", "sampling.groups=64",
+            "sampling.local=63", "grpo.completions=64", "gen.max_new_tokens=1024"]
+    out = tmp_path / "too_big"
+    p = mpirun(BASE + huge + ["--out", str(out)], check=False)
+    assert p.returncode == 2, f"exit {p.returncode}: {p.stderr}"
+    lines = [l for l in p.stderr.splitlines() if l.startswith("sapo run: memory:")]
+    assert len(lines) == 1 and "model.micro_tokens" in lines[0] and f"{NP} ranks" in lines[0], p.stderr
+    assert not out.exists() or not any(out.iterdir()), "the run directory was written despite the memory error"
+
+
 def test_heterogeneous_swarm(tmp_path, warmup):
     """[node.K] overrides: node 1 is a wider model from a random init, node 2 answers with
     fewer completions per question, node 3 asks more questions; everyone still trades."""
