@@ -111,6 +111,9 @@ void rollout_group_free(RolloutGroup* g) {
     if (g->completions)
         for (int32_t i = 0; i < g->n_completions; i++) free(g->completions[i]);
     free(g->completions);
+    if (g->logprobs)
+        for (int32_t i = 0; i < g->n_completions; i++) free(g->logprobs[i]);
+    free(g->logprobs);
     memset(g, 0, sizeof *g);
 }
 
@@ -131,9 +134,19 @@ void rollout_group_copy(RolloutGroup* dst, const RolloutGroup* src) {
     g.answer = dup_or_null(src->answer);
     g.metadata_json = dup_or_null(src->metadata_json);
     g.completions = NULL;
+    g.logprobs = NULL;
     if (src->n_completions > 0 && src->completions) {
         g.completions = callocCheck((size_t)src->n_completions, sizeof *g.completions);
         for (int32_t i = 0; i < src->n_completions; i++) g.completions[i] = dup_or_null(src->completions[i]);
+        if (src->logprobs) {
+            g.logprobs = callocCheck((size_t)src->n_completions, sizeof *g.logprobs);
+            for (int32_t i = 0; i < src->n_completions; i++) {
+                if (!src->logprobs[i] || !src->completions[i]) continue;
+                size_t n = strlen(src->completions[i]);
+                g.logprobs[i] = mallocCheck((n ? n : 1) * sizeof(float));
+                memcpy(g.logprobs[i], src->logprobs[i], n * sizeof(float));
+            }
+        }
     } else {
         g.n_completions = 0;
     }

@@ -18,6 +18,10 @@ typedef struct {
     char* metadata_json;  /* metadata, JSON object text */
     int32_t n_completions;
     char** completions;   /* decoded completion texts */
+    /* The sender's behaviour log-probs: logprobs[c][i] is log mu(byte i of completion c | its
+     * prefix) as sampled (at the sender's temperature and top-p), one per byte of the text.
+     * logprobs itself, or any logprobs[c], may be NULL: none shipped. */
+    float** logprobs;
 } RolloutGroup;
 
 typedef struct {

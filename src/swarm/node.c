@@ -366,7 +366,11 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
             }
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
-            while (g->n_completions > L) free(g->completions[--g->n_completions]);
+            while (g->n_completions > L) {
+                g->n_completions--;
+                free(g->completions[g->n_completions]);
+                if (g->logprobs) free(g->logprobs[g->n_completions]);
+            }
             pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
         }
         message_free(&in);
