@@ -103,6 +103,7 @@ typedef struct {
     int seg_cap;
     int* h_ints;
     int N;         /* tokens of the last forward */
+    float logit_scale; /* its PackedBatch.logit_scale (1 when 0) */
     long att_used; /* attention weights per layer of the last forward */
 } CudaState;
 
@@ -487,7 +488,8 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
     cuda_layernorm_forward(x, s->lnf, s->lnf_mean, s->lnf_rstd, last, s->p.lnfw, s->p.lnfb, N, C);
     cuda_matmul_forward(x, s->logits, s->lnf, s->p.wte, NULL, N, C, V);
-    cuda_logprob_forward(x, s->logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD);
+    s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
+    cuda_logprob_forward(x, s->logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale);
     to_host(s, logprobs, s->logprobs, (size_t)N * sizeof(float));
     stream_sync(s);
 }
@@ -504,7 +506,7 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
     size_t NC = (size_t)N * C;
 
     to_device(s, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
-    cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD);
+    cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
     zero(s, s->dC, NC);
     cuda_matmul_backward(x, s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
     zero(s, s->dresidual, NC);

@@ -99,10 +99,11 @@ void cuda_gelu_forward(const CudaCtx* x, float* out, float* th, const float* inp
 void cuda_gelu_backward(const CudaCtx* x, float* dinp, const float* inp, const float* th, const float* dout, size_t N);
 void cuda_residual_forward(const CudaCtx* x, float* out, const float* a, const float* b, size_t N);
 
+/* log softmax(scale * logits) at the targets (scale = 1 / the sampling temperature) */
 void cuda_logprob_forward(const CudaCtx* x, float* logprobs, float* probs, const float* logits, const int* targets, int N,
-                          int V, int pad);
+                          int V, int pad, float scale);
 void cuda_logprob_backward(const CudaCtx* x, float* dlogits, const float* dlogprobs, const float* probs,
-                           const int* targets, int N, int V, int pad);
+                           const int* targets, int N, int V, int pad, float scale);
 
 /* One AdamW step, the CPU's float formula; the step's scalars come from the host. */
 void cuda_adamw(const CudaCtx* x, float* params, const float* grads, float* m, float* v, size_t n, float beta1,

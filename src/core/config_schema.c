@@ -36,6 +36,7 @@ const CfgField CONFIG_SCHEMA[] = {
     FLOAT("optim.eps", "1e-8", 0, 1, GLOBAL, "denominator guard"),
     FLOAT("optim.weight_decay", "0", 0, 1, GLOBAL, "decoupled weight decay"),
     FLOAT("optim.grad_clip", "1.0", 0, 1e6, PER_NODE, "global gradient-norm clip; 0 = off"),
+    INT("optim.warmup_steps", "0", 0, 1e7, GLOBAL, "GRPO steps over which the lr rises linearly from lr/warmup to lr; 0 = none"),
 
     /* [gen] sampling of completions. */
     FLOAT("gen.temperature", "1.0", 0, 10, PER_NODE, "sampling temperature; 0 = greedy"),
@@ -59,6 +60,12 @@ const CfgField CONFIG_SCHEMA[] = {
     FLOAT("grpo.eps_low", "0.2", 0, 1, GLOBAL, "clip the ratio from below at 1 - eps_low"),
     FLOAT("grpo.eps_high", "0.28", 0, 1, GLOBAL, "clip the ratio from above at 1 + eps_high"),
     FLOAT("grpo.kl", "0", 0, 10, GLOBAL, "KL penalty weight to the initial policy; the paper uses 0"),
+    ENUM("grpo.external", "ratio1", "ratio1|positive_only|tis", PER_NODE,
+         "how received groups are trained: ratio1 as if self-sampled (the paper), positive_only drops their "
+         "negative advantages, tis weights each token by min(pi/mu, grpo.tis_cap) with the sender's log-probs mu"),
+    FLOAT_LO_OPEN("grpo.tis_cap", "2", 0, 1000, GLOBAL, "cap c of the truncated importance weight (grpo.external = tis)"),
+    ENUM("grpo.train_temperature", "gen", "gen|one", GLOBAL,
+         "training log-probs of softmax(logits / T): gen = gen.temperature, as sampled (genrl), one = T of 1"),
 
     /* [net] how rollouts travel between nodes (netem decides delay and loss). */
     ENUM("net.transport", "p2p", "allgather|p2p", GLOBAL, "p2p = nonblocking sends with netem; allgather = the paper's synchronous exchange"),
@@ -73,7 +80,8 @@ const CfgField CONFIG_SCHEMA[] = {
     FLOAT_HI_OPEN("net.offline", "0", 0, 1, GLOBAL, "churn: long-run share of rounds a node is offline (sends and receives nothing)"),
     FLOAT("net.offline_len", "5", 1, 1e6, GLOBAL, "churn: mean length of an offline spell, in rounds"),
     FLOAT("net.slowdown", "1", 1, 1000, PER_NODE, "this node's round takes slowdown x as long (virtual time, or real sleep with clock = wall)"),
-    ENUM("net.fault", "none", "none|garbage|truncate|lie", PER_NODE, "corrupt this node's outgoing messages (tests, adversarial nodes)"),
+    ENUM("net.fault", "none", "none|garbage|truncate|lie|lie_logprobs", PER_NODE,
+         "corrupt this node's outgoing messages (tests, adversarial nodes); lie_logprobs claims -1e30 for every behaviour log-prob"),
 
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),

@@ -63,6 +63,7 @@ typedef struct {
     float* rstd;       /* (n) */
     float* scores;     /* (max_rows, n_ctx) one head's weights for a run of rows */
     int N;             /* tokens of the last forward */
+    float logit_scale; /* its PackedBatch.logit_scale (1 when 0) */
     long att_used;     /* attention weights per layer of the last forward */
 } CpuState;
 
@@ -204,7 +205,8 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
     layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, last, m->params.lnfw, m->params.lnfb, N, C);
     matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V);
-    logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD);
+    s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
+    logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale);
 }
 
 static void cpu_backward(Model* m, const float* dlogprobs) {
@@ -215,7 +217,7 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer;
     size_t NC = (size_t)N * C;
 
-    logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD);
+    logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
     memset(s->dC, 0, NC * sizeof(float));
     matmul_backward(s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
     memset(s->dresidual, 0, NC * sizeof(float));

@@ -264,21 +264,23 @@ float softmax_inplace(float* row, int n) {
     return mx + logf(sum);
 }
 
-void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad) {
+void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad,
+                     float scale) {
     for (int n = 0; n < N; n++) {
         const float* z = logits + (size_t)n * V;
         float* p = probs + (size_t)n * V;
-        memcpy(p, z, (size_t)V * sizeof(float));
+        if (scale == 1.0f) memcpy(p, z, (size_t)V * sizeof(float));
+        else for (int v = 0; v < V; v++) p[v] = z[v] * scale;
         float lse = softmax_inplace(p, V);
-        logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] - lse;
+        logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] * scale - lse;
     }
 }
 
 void logprob_backward(float* dlogits, const float* dlogprobs, const float* probs, const int* targets, int N, int V,
-                      int pad) {
+                      int pad, float scale) {
     for (int n = 0; n < N; n++) {
         float* d = dlogits + (size_t)n * V;
-        float g = targets[n] == pad ? 0.0f : dlogprobs[n];
+        float g = targets[n] == pad ? 0.0f : dlogprobs[n] * scale;
         if (g == 0.0f) {
             memset(d, 0, (size_t)V * sizeof(float));
             continue;

@@ -78,11 +78,12 @@ void residual_forward(float* out, const float* a, const float* b, int N);
  * log-partition, for log-probs). */
 float softmax_inplace(float* row, int n);
 
-/* logprobs[i] = log softmax(logits[i])[targets[i]] for rows with targets[i] != pad (else 0);
- * probs (N, V) keeps the softmax. */
-void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad);
-/* dlogits (N, V) = dlogprobs[i] * (onehot(target) - probs). Overwrites dlogits. */
+/* logprobs[i] = log softmax(scale * logits[i])[targets[i]] for rows with targets[i] != pad
+ * (else 0); probs (N, V) keeps the softmax. */
+void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad,
+                     float scale);
+/* dlogits (N, V) = scale * dlogprobs[i] * (onehot(target) - probs). Overwrites dlogits. */
 void logprob_backward(float* dlogits, const float* dlogprobs, const float* probs, const int* targets, int N, int V,
-                      int pad);
+                      int pad, float scale);
 
 #endif

@@ -38,8 +38,8 @@ static int chunk_end(const Model* m, const int* prompt_lens, int G, int L, int g
 
 /* Generates groups [g0, g1): prefill their prompts, then decode until every row is done. */
 static long generate_chunk(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int g0, int g1,
-                           int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens, int* buf,
-                           float* logits, float* scratch) {
+                           int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens,
+                           float* out_logprobs, int* buf, float* logits, float* scratch) {
     const GPTConfig* c = &m->cfg;
     int V = c->vocab, max_new = gc->max_new_tokens, rows = (g1 - g0) * L;
     /* int scratch: prefill tokens | segments | per-row rows, prefix, prefix_len, tokens, pos, row id */
@@ -86,8 +86,10 @@ static long generate_chunk(Model* m, const int* prompts, int prompt_stride, cons
         int n_next = 0;
         for (int i = 0; i < n_active; i++) {
             int b = who[i];
-            int tok = sampler_pick(logits + (size_t)i * V, V, &gc->sampler, rng, scratch);
+            float lp;
+            int tok = sampler_pick_logprob(logits + (size_t)i * V, V, &gc->sampler, rng, scratch, &lp);
             int* row = out_tokens + (size_t)b * max_new;
+            if (out_logprobs) out_logprobs[(size_t)b * max_new + out_lens[b]] = lp;
             row[out_lens[b]++] = tok;
             generated++;
             int p = pos[i] + 1; /* position of the token just sampled */
@@ -108,18 +110,17 @@ static long generate_chunk(Model* m, const int* prompts, int prompt_stride, cons
     return generated;
 }
 
-long model_generate_groups(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G, int L,
-                           const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens) {
+long model_generate_groups_logprobs(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G,
+                                    int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens,
+                                    float* out_logprobs) {
     const GPTConfig* c = &m->cfg;
     int V = c->vocab, max_new = gc->max_new_tokens;
     if (L < 1) sapo_die("generate: %d completions per prompt; expected >= 1", L);
     if (max_new > m->cap.row_ctx)
         sapo_die("generate: max_new_tokens = %d exceeds the model's %d cached positions per row", max_new, m->cap.row_ctx);
-    int max_p = 1;
     for (int g = 0; g < G; g++) {
         if (prompt_lens[g] < 1 || prompt_lens[g] >= c->n_ctx)
             sapo_die("generate: prompt %d has %d tokens; expected 1..%d", g, prompt_lens[g], c->n_ctx - 1);
-        if (prompt_lens[g] > max_p) max_p = prompt_lens[g];
     }
     int rows_cap = m->cap.max_rows, groups_cap = m->cap.max_prefixes;
     size_t n_ints = (size_t)m->cap.max_tokens + 1 + (size_t)groups_cap * (sizeof(Segment) / sizeof(int) + 1) +
@@ -131,14 +132,19 @@ long model_generate_groups(Model* m, const int* prompts, int prompt_stride, cons
     for (int g0 = 0; g0 < G;) {
         int g1 = chunk_end(m, prompt_lens, G, L, g0);
         generated += generate_chunk(m, prompts, prompt_stride, prompt_lens, g0, g1, L, gc, rng, out_tokens, out_lens,
-                                    buf, logits, scratch);
+                                    out_logprobs, buf, logits, scratch);
         g0 = g1;
     }
-    (void)max_p;
     free(buf);
     free(logits);
     free(scratch);
     return generated;
+}
+
+long model_generate_groups(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G, int L,
+                           const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens) {
+    return model_generate_groups_logprobs(m, prompts, prompt_stride, prompt_lens, G, L, gc, rng, out_tokens, out_lens,
+                                          NULL);
 }
 
 long model_generate(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int B,

@@ -23,6 +23,12 @@ typedef struct {
  * completion c of prompt g); out_lens as for model_generate. Returns the tokens generated. */
 long model_generate_groups(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G, int L,
                            const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens);
+/* model_generate_groups that also writes each generated token's log-prob under the
+ * distribution it was sampled from (sampler_pick_logprob) into out_logprobs, laid out as
+ * out_tokens. */
+long model_generate_groups_logprobs(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G,
+                                    int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens,
+                                    float* out_logprobs);
 
 /* One completion per prompt: model_generate_groups with L = 1.
  * prompts: B rows of prompt_stride tokens, row b holding prompt_lens[b] >= 1 tokens.

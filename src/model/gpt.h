@@ -72,6 +72,9 @@ typedef struct {
     const int* targets; /* (N): the token each position predicts; TOK_PAD = none */
     int n_segments;
     const Segment* segs;
+    float logit_scale;  /* log-probs of softmax(logits * logit_scale): 1 / the sampling
+                           temperature, so training scores tokens as they were sampled;
+                           0 means 1 */
 } PackedBatch;
 
 /* One decode step for n rows. Row i feeds tokens[i] at position pos[i] into its cache row

@@ -23,7 +23,9 @@ static int by_prob_desc(const void* a, const void* b) {
     return x->id - y->id;
 }
 
-int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch) {
+int sampler_pick_logprob(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch,
+                         float* logprob) {
+    *logprob = 0.0f;
     if (sc->temperature <= 0.0f) return argmax(logits, V);
     float* probs = scratch;
     Candidate* order = (Candidate*)(scratch + V);
@@ -34,14 +36,17 @@ int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream*
         sum += probs[v];
     }
     for (int v = 0; v < V; v++) probs[v] = (float)(probs[v] / sum);
+    double log_sum = log(sum);
+#define PICKED(v, kept) (*logprob = (float)((logits[v] - mx) / sc->temperature - log_sum - log(kept)), (v))
     float u = rng_float(rng);
     if (sc->top_p >= 1.0f) {
         double acc = 0.0;
         for (int v = 0; v < V; v++) {
             acc += probs[v];
-            if (u < acc) return v;
+            if (u < acc) return PICKED(v, 1.0);
         }
-        return argmax(probs, V); /* u beyond the rounded total: the likeliest */
+        int best = argmax(probs, V); /* u beyond the rounded total: the likeliest */
+        return PICKED(best, 1.0);
     }
     for (int v = 0; v < V; v++) order[v] = (Candidate){probs[v], v};
     qsort(order, V, sizeof *order, by_prob_desc);
@@ -51,7 +56,13 @@ int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream*
     double target = u * kept, acc = 0.0;
     for (int i = 0; i < k; i++) {
         acc += order[i].p;
-        if (target < acc) return order[i].id;
+        if (target < acc) return PICKED(order[i].id, kept);
     }
-    return order[0].id;
+    return PICKED(order[0].id, kept);
+#undef PICKED
+}
+
+int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch) {
+    float unused;
+    return sampler_pick_logprob(logits, V, sc, rng, scratch, &unused);
 }

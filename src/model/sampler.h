@@ -13,5 +13,10 @@ typedef struct {
 /* scratch holds 3*V floats. Greedy takes the lowest index among equal maxima. Sampling
  * draws exactly one rng_float per call, so streams stay aligned across backends. */
 int sampler_pick(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch);
+/* sampler_pick that also writes the log-probability of the picked token under the
+ * distribution it was drawn from (temperature and nucleus applied; 0 when greedy): the
+ * behaviour log-prob a receiver of the completion can correct for. */
+int sampler_pick_logprob(const float* logits, int V, const SamplerConfig* sc, RngStream* rng, float* scratch,
+                         float* logprob);
 
 #endif

@@ -25,40 +25,55 @@ int grpo_advantages(const float* rewards, int L, float* adv) {
     return all_equal;
 }
 
-float grpo_loss_grad(const float* lp, const float* old, const float* ref, const int* targets, const float* adv, int n,
-                     long norm, const GrpoConfig* gc, float* dlp, float* kl_out, int* clipped_out) {
-    long count = norm;
+float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, GrpoLossStats* st) {
+    long count = tk->norm;
     if (count <= 0)
-        for (int i = 0; i < n; i++) count += targets[i] != TOK_PAD;
-    double loss = 0.0, kl_sum = 0.0;
-    int clipped = 0;
+        for (int i = 0; i < tk->n; i++) count += tk->targets[i] != TOK_PAD;
+    double loss = 0.0, kl_sum = 0.0, is_sum = 0.0;
+    int clipped = 0, is_tokens = 0, is_capped = 0;
     float inv = count ? 1.0f / (float)count : 0.0f;
-    for (int i = 0; i < n; i++) {
+    float lo = 1.0f - gc->eps_low, hi = 1.0f + gc->eps_high;
+    for (int i = 0; i < tk->n; i++) {
         dlp[i] = 0.0f;
-        if (targets[i] == TOK_PAD) continue;
-        float a = adv[i];
-        float ratio = old ? expf(lp[i] - old[i]) : 1.0f;
-        float lo = 1.0f - gc->eps_low, hi = 1.0f + gc->eps_high;
+        if (tk->targets[i] == TOK_PAD) continue;
+        float a = tk->adv[i], lp = tk->lp[i];
+        float ratio = tk->old ? expf(lp - tk->old[i]) : 1.0f;
+        float w = 1.0f;
+        if (gc->tis_cap > 0.0f && tk->behaviour && !isnan(tk->behaviour[i])) {
+            float prox = tk->old ? tk->old[i] : lp;
+            w = expf(prox - tk->behaviour[i]);
+            if (!(w < gc->tis_cap)) { /* a lying mu (or +inf) is bounded here */
+                w = gc->tis_cap;
+                is_capped++;
+            }
+            is_sum += w;
+            is_tokens++;
+        }
         float clipped_ratio = ratio < lo ? lo : ratio > hi ? hi : ratio;
         float unclipped = ratio * a, clipped_obj = clipped_ratio * a;
         /* the min picks the clipped branch, whose gradient is 0, when it is strictly lower */
         if (clipped_obj < unclipped) {
-            loss -= clipped_obj;
+            loss -= w * clipped_obj;
             clipped++;
         } else {
-            loss -= unclipped;
-            dlp[i] = -a * ratio * inv; /* d(ratio)/d(lp) = ratio */
+            loss -= w * unclipped;
+            dlp[i] = -w * a * ratio * inv; /* d(ratio)/d(lp) = ratio */
         }
-        if (ref && gc->kl > 0.0f) {
-            float d = ref[i] - lp[i];
+        if (tk->ref && gc->kl > 0.0f) {
+            float d = tk->ref[i] - lp;
             float e = expf(d);
             kl_sum += e - d - 1.0f;
             dlp[i] += gc->kl * (1.0f - e) * inv; /* d/d(lp) of exp(ref-lp) - (ref-lp) - 1 */
         }
     }
-    if (kl_out) *kl_out = count ? (float)(kl_sum / (double)count) : 0.0f;
-    if (clipped_out) *clipped_out = clipped;
-    return (float)(loss * inv + (ref ? gc->kl * kl_sum * inv : 0.0));
+    if (st) {
+        st->kl = count ? (float)(kl_sum / (double)count) : 0.0f;
+        st->clipped = clipped;
+        st->is_weight_sum = is_sum;
+        st->is_tokens = is_tokens;
+        st->is_capped = is_capped;
+    }
+    return (float)(loss * inv + (tk->ref ? gc->kl * kl_sum * inv : 0.0));
 }
 
 struct GrpoTrainer {
@@ -111,7 +126,7 @@ static void gather_loss_tokens(const Packer* pk, float* mb, const float* global)
 }
 
 GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc,
-                     const AdamWConfig* hp, float max_norm) {
+                     const AdamWConfig* hp, float max_norm, long steps_before) {
     GrpoStats st = {0};
     Model* m = t->policy;
     long total = pack_count_loss_tokens(groups, n_groups, m->cfg.n_ctx, 0);
@@ -125,8 +140,13 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
         t->ref_all = mallocCheck((size_t)total * sizeof(float));
     }
     int use_ref = gc->kl > 0.0f && t->ref;
-    long clipped_total = 0, clip_tokens = 0;
+    long clipped_total = 0, clip_tokens = 0, is_tokens = 0, is_capped = 0;
+    double is_sum = 0.0;
+    t->pk.logit_scale = gc->logit_scale > 0.0f ? gc->logit_scale : 1.0f;
     for (int epoch = 0; epoch < gc->ppo_epochs; epoch++) {
+        AdamWConfig step_hp = *hp;
+        long step = steps_before + epoch;
+        if (gc->warmup_steps > 0 && step < gc->warmup_steps) step_hp.lr = hp->lr * (float)(step + 1) / (float)gc->warmup_steps;
         model_zero_grad(m);
         PackCursor cur = {0};
         while (pack_next(&t->pk, groups, n_groups, &cur)) {
@@ -142,21 +162,27 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
                 gather_loss_tokens(&t->pk, t->old_mb, t->old);
             }
             if (use_ref) gather_loss_tokens(&t->pk, t->ref_mb, t->ref_all);
-            float kl = 0.0f;
-            int clipped = 0;
-            float loss = grpo_loss_grad(t->lp, epoch == 0 ? NULL : t->old_mb, use_ref ? t->ref_mb : NULL, pb->targets,
-                                        t->pk.weight, pb->n_tokens, total, gc, t->dlp, &kl, &clipped);
+            GrpoTokens tk = {.lp = t->lp, .old = epoch == 0 ? NULL : t->old_mb, .ref = use_ref ? t->ref_mb : NULL,
+                             .behaviour = t->pk.behaviour, .targets = pb->targets, .adv = t->pk.weight,
+                             .n = pb->n_tokens, .norm = total};
+            GrpoLossStats ls;
+            float loss = grpo_loss_grad(&tk, gc, t->dlp, &ls);
             if (epoch == 0) {
                 st.loss += loss;
-                st.kl += kl;
+                st.kl += ls.kl;
+                is_sum += ls.is_weight_sum;
+                is_tokens += ls.is_tokens;
+                is_capped += ls.is_capped;
             } else {
-                clipped_total += clipped;
+                clipped_total += ls.clipped;
             }
             model_backward(m, t->dlp);
         }
         if (epoch > 0) clip_tokens += total;
-        st.grad_norm = model_step(m, hp, max_norm);
+        st.grad_norm = model_step(m, &step_hp, max_norm);
     }
     st.clip_fraction = clip_tokens ? (float)clipped_total / (float)clip_tokens : 0.0f;
+    st.is_weight = is_tokens ? (float)(is_sum / (double)is_tokens) : NAN;
+    st.is_capped = is_tokens ? (float)is_capped / (float)is_tokens : NAN;
     return st;
 }

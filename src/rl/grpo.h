@@ -16,6 +16,13 @@ typedef struct {
     float eps_low, eps_high; /* ratio clipped to [1 - eps_low, 1 + eps_high] */
     float kl;                /* weight of the KL penalty to the reference model; 0 = none */
     int ppo_epochs;          /* optimizer steps on each batch */
+    /* Tokens with a behaviour log-prob mu (received completions, TrainGroup.behaviour) are
+     * weighted by min(pi_prox / mu, tis_cap), pi_prox the policy at the start of the step
+     * (decoupled PPO with truncated importance weights); 0 = no correction (ratio 1). */
+    float tis_cap;
+    float logit_scale;       /* training log-probs of softmax(logits * scale): 1 / the
+                                sampling temperature (0 = 1) */
+    int warmup_steps;        /* lr rises linearly over the first warmup_steps steps; 0 = none */
 } GrpoConfig;
 
 /* One group: a prompt, its completions and their advantages (a TrainGroup's weights). */
@@ -27,22 +34,40 @@ typedef struct {
     float clip_fraction; /* share of tokens clipped, over all epochs after the first */
     float grad_norm;     /* of the last step, before clipping */
     int tokens;          /* completion tokens in the batch */
+    float is_weight;     /* mean importance weight of the tokens that have one (first epoch); NaN if none */
+    float is_capped;     /* share of those whose weight was capped; NaN if none */
 } GrpoStats;
 
 /* Advantages of one group of L rewards: (r - mean) / (std + 1e-8), std unbiased (0 for
  * L < 2). Returns 1 when every reward is equal (all advantages zero), else 0. */
 int grpo_advantages(const float* rewards, int L, float* adv);
 
-/* The per-token loss and its gradient d(loss)/d(logprob) for n positions:
- * loss = -(1/N) sum_t min(ratio_t A_t, clip(ratio_t) A_t) + kl * (1/N) sum_t k3_t,
+/* The per-token inputs of the loss, n positions (one micro-batch or a whole batch). */
+typedef struct {
+    const float* lp;        /* current log-probs */
+    const float* old;       /* at the start of the step (NULL: this is the first epoch, ratio 1) */
+    const float* ref;       /* the reference model's (NULL: no KL) */
+    const float* behaviour; /* the sampler's log-probs; NaN where none (NULL: none at all) */
+    const int* targets;     /* TOK_PAD: no loss */
+    const float* adv;       /* the row's advantage at every position */
+    int n;
+    long norm;              /* N below: the whole batch's loss tokens; 0 = those here */
+} GrpoTokens;
+
+typedef struct {
+    float kl;            /* KL sum over N */
+    int clipped;         /* tokens on the clipped branch */
+    double is_weight_sum; /* importance weights of the tokens with a behaviour log-prob */
+    int is_tokens, is_capped;
+} GrpoLossStats;
+
+/* The per-token loss and its gradient d(loss)/d(logprob):
+ * loss = -(1/N) sum_t w_t min(ratio_t A_t, clip(ratio_t) A_t) + kl * (1/N) sum_t k3_t,
  * ratio_t = exp(lp_t - old_t), k3_t = exp(ref_t - lp_t) - (ref_t - lp_t) - 1, the sums over
- * targets != TOK_PAD, and N = norm (the whole batch's loss tokens when this is one
- * micro-batch of it), or the count of targets != TOK_PAD here when norm is 0. adv is per
- * position (the row's advantage). old and ref may be NULL (ratio 1; no KL). Writes dlp;
- * returns the loss; *kl_out and *clipped_out (may be NULL) receive the KL sum over N and
- * the count of clipped tokens. */
-float grpo_loss_grad(const float* lp, const float* old, const float* ref, const int* targets, const float* adv, int n,
-                     long norm, const GrpoConfig* gc, float* dlp, float* kl_out, int* clipped_out);
+ * targets != TOK_PAD; w_t = min(exp(prox_t - mu_t), tis_cap) where the token has a behaviour
+ * log-prob mu_t and tis_cap > 0 (prox_t = old_t, or lp_t in the first epoch; w_t is a
+ * constant, not differentiated), else 1. Writes dlp; returns the loss; st may be NULL. */
+float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, GrpoLossStats* st);
 
 typedef struct GrpoTrainer GrpoTrainer;
 /* Micro-batches fit the policy's capacity (and ref's, which must be at least as large).
@@ -50,8 +75,9 @@ typedef struct GrpoTrainer GrpoTrainer;
 GrpoTrainer* grpo_trainer_create(Model* policy, Model* ref);
 void grpo_trainer_free(GrpoTrainer* t);
 /* Trains on n_groups groups: ppo_epochs AdamW steps with gradient clipping max_norm (0 =
- * off), each over every micro-batch. */
+ * off), each over every micro-batch. steps_before: GRPO steps this policy took before (the
+ * lr warm-up's clock). */
 GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc,
-                     const AdamWConfig* hp, float max_norm);
+                     const AdamWConfig* hp, float max_norm, long steps_before);
 
 #endif

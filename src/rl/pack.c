@@ -4,6 +4,7 @@
  * it predicts the completion's first byte from there, exactly as an unshared row would. */
 #include "rl/pack.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,9 +44,11 @@ void packer_init(Packer* pk, const Model* m, int max_tokens, int append_eos) {
     pk->n_head = m->cfg.n_head;
     pk->n_ctx = m->cfg.n_ctx;
     pk->append_eos = append_eos;
+    pk->logit_scale = 1.0f;
     pk->inputs = mallocCheck((size_t)pk->cap_tokens * sizeof(int));
     pk->targets = mallocCheck((size_t)pk->cap_tokens * sizeof(int));
     pk->weight = mallocCheck((size_t)pk->cap_tokens * sizeof(float));
+    pk->behaviour = mallocCheck((size_t)pk->cap_tokens * sizeof(float));
     pk->loss_id = mallocCheck((size_t)pk->cap_tokens * sizeof(long));
     pk->segs = mallocCheck((size_t)pk->cap_segments * sizeof(Segment));
 }
@@ -54,6 +57,7 @@ void packer_free(Packer* pk) {
     free(pk->inputs);
     free(pk->targets);
     free(pk->weight);
+    free(pk->behaviour);
     free(pk->loss_id);
     free(pk->segs);
     memset(pk, 0, sizeof *pk);
@@ -74,6 +78,7 @@ static void put_prompt(Packer* pk, const GroupCut* cut) {
         pk->inputs[start + i] = i == 0 ? TOK_BOS : cut->prompt[i - 1];
         pk->targets[start + i] = TOK_PAD;
         pk->weight[start + i] = 0.0f;
+        pk->behaviour[start + i] = NAN;
         pk->loss_id[start + i] = -1;
     }
     pk->segs[pb->n_segments++] = (Segment){.start = start, .len = n, .prefix = -1};
@@ -81,8 +86,8 @@ static void put_prompt(Packer* pk, const GroupCut* cut) {
 }
 
 /* Appends one completion segment continuing prompt segment `prefix` (-1 = none). */
-static void put_completion(Packer* pk, const GroupCut* cut, const char* text, int kept, float w, int prefix,
-                           PackCursor* cur) {
+static void put_completion(Packer* pk, const GroupCut* cut, const char* text, const float* behaviour, int kept,
+                           float w, int prefix, PackCursor* cur) {
     PackedBatch* pb = &pk->pb;
     const unsigned char* c = (const unsigned char*)text;
     int start = pb->n_tokens, eos = pk->append_eos, n = kept + eos;
@@ -92,6 +97,7 @@ static void put_completion(Packer* pk, const GroupCut* cut, const char* text, in
         pk->inputs[start + i] = in;
         pk->targets[start + i] = i < kept ? c[i] : TOK_EOS;
         pk->weight[start + i] = w;
+        pk->behaviour[start + i] = behaviour && i < kept ? behaviour[i] : NAN;
         pk->loss_id[start + i] = cur->loss_tokens++;
     }
     pk->segs[pb->n_segments++] = (Segment){.start = start, .len = n, .prefix = prefix};
@@ -100,7 +106,7 @@ static void put_completion(Packer* pk, const GroupCut* cut, const char* text, in
 
 int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cur) {
     PackedBatch* pb = &pk->pb;
-    *pb = (PackedBatch){.inputs = pk->inputs, .targets = pk->targets, .segs = pk->segs};
+    *pb = (PackedBatch){.inputs = pk->inputs, .targets = pk->targets, .segs = pk->segs, .logit_scale = pk->logit_scale};
     long att = 0;
     int eos = pk->append_eos;
     while (cur->group < n_groups) {
@@ -135,7 +141,8 @@ int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cu
                 put_prompt(pk, &cut);
             }
             prompt_here = 1;
-            put_completion(pk, &cut, g->completions[c], kept, g->weights ? g->weights[c] : 1.0f, prefix, cur);
+            put_completion(pk, &cut, g->completions[c], g->behaviour ? g->behaviour[c] : NULL, kept,
+                           g->weights ? g->weights[c] : 1.0f, prefix, cur);
             att += add_att;
             cur->completion = c + 1;
         }

@@ -14,6 +14,9 @@ typedef struct {
     int n;
     const char* const* completions;
     const float* weights; /* per completion (an advantage, a loss weight); NULL = 1 */
+    /* per completion, the sampler's log-prob of each byte (a received group's behaviour
+     * log-probs, for an importance correction); NULL, or NULL entries: none */
+    const float* const* behaviour;
 } TrainGroup;
 
 /* Where packing stands: the next completion to pack. */
@@ -27,10 +30,12 @@ typedef struct {
     long cap_att;
     int n_head, n_ctx;
     int append_eos; /* train the end of text (supervised) or not (RL) */
+    float logit_scale; /* copied into every micro-batch (PackedBatch.logit_scale); 1 by default */
     PackedBatch pb; /* points into the arrays below */
     int *inputs, *targets;
     Segment* segs;
     float* weight;  /* (N) the weight of the token's completion; 0 on prompt tokens */
+    float* behaviour; /* (N) the token's behaviour log-prob; NaN where there is none */
     long* loss_id;  /* (N) global index of a loss-carrying token, -1 elsewhere */
 } Packer;
 

@@ -33,6 +33,7 @@ static NodeFault parse_fault(const char* s) {
     if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
     if (!strcmp(s, "truncate")) return FAULT_TRUNCATE;
     if (!strcmp(s, "lie")) return FAULT_LIE;
+    if (!strcmp(s, "lie_logprobs")) return FAULT_LIE_LOGPROBS;
     return FAULT_NONE;
 }
 
@@ -124,11 +125,18 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->fault = parse_fault(config_node_string(cfg, rank, "net.fault"));
     n->grad_clip = (float)config_node_float(cfg, rank, "optim.grad_clip");
     n->adamw = adamw_config_from(cfg, rank);
+    n->gen = gen_config_from(cfg, rank);
+    const char* ext = config_node_string(cfg, rank, "grpo.external");
+    n->external = !strcmp(ext, "tis") ? EXTERNAL_TIS : !strcmp(ext, "positive_only") ? EXTERNAL_POSITIVE_ONLY : EXTERNAL_RATIO1;
+    float temperature = n->gen.sampler.temperature;
+    int at_gen_temperature = !strcmp(config_string(cfg, "grpo.train_temperature"), "gen") && temperature > 0.0f;
     n->grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
                            .eps_high = (float)config_float(cfg, "grpo.eps_high"),
                            .kl = (float)config_float(cfg, "grpo.kl"),
-                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs")};
-    n->gen = gen_config_from(cfg, rank);
+                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
+                           .tis_cap = n->external == EXTERNAL_TIS ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
+                           .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
+                           .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
     n->gen.stop = COMPLETION_STOP;
     if (taskset_build(&n->tasks, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) {
         free(n);
@@ -186,6 +194,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
     n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
+    n->out_logprobs = mallocCheck(sizeof(float) * n->max_rows * n->gen.max_new_tokens);
     return n;
 }
 
@@ -205,6 +214,7 @@ void node_free(SwarmNode* n) {
     free(n->prompt_lens);
     free(n->out_tokens);
     free(n->out_lens);
+    free(n->out_logprobs);
     free(n);
 }
 
@@ -212,16 +222,31 @@ void node_finish(SwarmNode* n) {
     if (n->p2p) p2p_drain(n->p2p);
 }
 
+/* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:
+ * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL. */
+static float* text_logprobs(const int* tokens, const float* logprobs, int n, size_t text_len) {
+    float* out = mallocCheck((text_len ? text_len : 1) * sizeof(float));
+    size_t k = 0;
+    for (int i = 0; i < n && k < text_len; i++)
+        if (tokens[i] > 0 && tokens[i] < 256) out[k++] = logprobs[i];
+    return out;
+}
+
 /* Generates L completions for each of n_prompts prompts (row p*L + c answers prompts[p]),
- * the prompt computed once for its L rows; writes the decoded texts (heap) into texts. */
-static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, int L, RngStream* rng, char** texts) {
-    int n_ctx = n->policy->cfg.n_ctx, max_prompt = n_ctx - n->gen.max_new_tokens;
+ * the prompt computed once for its L rows; writes the decoded texts (heap) into texts and,
+ * when lps is not NULL, each text's behaviour log-probs (heap, one per byte) into lps. */
+static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, int L, RngStream* rng, char** texts,
+                           float** lps) {
+    int n_ctx = n->policy->cfg.n_ctx, max_prompt = n_ctx - n->gen.max_new_tokens, max_new = n->gen.max_new_tokens;
     for (int p = 0; p < n_prompts; p++)
         n->prompt_lens[p] = tok_encode_prompt(prompts[p], n->prompt_tokens + (size_t)p * n_ctx, max_prompt);
-    model_generate_groups(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->gen, rng,
-                          n->out_tokens, n->out_lens);
-    for (int r = 0; r < n_prompts * L; r++)
-        texts[r] = tok_decode(n->out_tokens + (size_t)r * n->gen.max_new_tokens, n->out_lens[r]);
+    model_generate_groups_logprobs(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->gen, rng,
+                                   n->out_tokens, n->out_lens, n->out_logprobs);
+    for (int r = 0; r < n_prompts * L; r++) {
+        const int* toks = n->out_tokens + (size_t)r * max_new;
+        texts[r] = tok_decode(toks, n->out_lens[r]);
+        if (lps) lps[r] = text_logprobs(toks, n->out_logprobs + (size_t)r * max_new, n->out_lens[r], strlen(texts[r]));
+    }
 }
 
 /* pass@1 of one sampled answer to each of eval_questions fresh held-out questions. */
@@ -236,7 +261,7 @@ static double node_evaluate(SwarmNode* n, int round) {
         if (question_draw(&n->tasks, &rng, &qs[i], err, sizeof err)) sapo_die("evaluation question: %s", err);
         prompts[i] = qs[i].prompt;
     }
-    generate_texts(n, prompts, total, 1, &rng, texts);
+    generate_texts(n, prompts, total, 1, &rng, texts, NULL);
     double sum = 0.0;
     for (int i = 0; i < total; i++) {
         sum += task_reward(qs[i].slot->spec, texts[i], qs[i].entry);
@@ -271,13 +296,14 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     Question* qs = callocCheck(I, sizeof *qs);
     char** prompts = mallocCheck(sizeof(char*) * I);
     char** texts = mallocCheck(sizeof(char*) * rows);
+    float** text_lps = mallocCheck(sizeof(float*) * rows);
     float* rewards = mallocCheck(sizeof(float) * rows);
     for (int i = 0; i < I; i++) {
         if (question_draw(&n->tasks, &qrng, &qs[i], err, sizeof err)) sapo_die("question: %s", err);
         prompts[i] = qs[i].prompt;
     }
     RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_GENERATE);
-    generate_texts(n, prompts, I, L, &grng, texts);
+    generate_texts(n, prompts, I, L, &grng, texts, text_lps);
     double by_task_sum[TASK_N_IDS] = {0}, own_sum = 0.0, formatted = 0.0, length = 0.0;
     int by_task_n[TASK_N_IDS] = {0};
     for (int r = 0; r < rows; r++) {
@@ -314,7 +340,11 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         g->metadata_json = cJSON_PrintUnformatted(cJSON_GetObjectItem(qs[i].entry, "metadata"));
         g->n_completions = L;
         g->completions = texts + (size_t)i * L;
+        g->logprobs = text_lps + (size_t)i * L;
         if (n->fault == FAULT_LIE) g->answer = "a lie about the ground truth";
+        if (n->fault == FAULT_LIE_LOGPROBS) /* claims every byte was nearly impossible */
+            for (int c = 0; c < L; c++)
+                for (size_t k = 0; k < strlen(g->completions[c]); k++) g->logprobs[c][k] = -1e30f;
     }
     uint8_t* buf = NULL;
     size_t len = 0;
@@ -416,15 +446,23 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         ext_prompts[e] = question_prompt(pg->group.question);
         float* a = adv + (size_t)(I + e) * width;
         grpo_advantages(pg->rewards, pg->group.n_completions, a);
+        if (n->external == EXTERNAL_POSITIVE_ONLY) /* imitate the peers' better answers only */
+            for (int c = 0; c < pg->group.n_completions; c++) a[c] = a[c] > 0.0f ? a[c] : 0.0f;
         groups[I + e] = (GrpoGroup){.prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens),
                                     .n = pg->group.n_completions,
                                     .completions = (const char* const*)pg->group.completions,
-                                    .weights = a};
+                                    .weights = a,
+                                    .behaviour = n->external == EXTERNAL_TIS
+                                                     ? (const float* const*)pg->group.logprobs
+                                                     : NULL};
         for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
     rec->m[RM_TRAIN_ROWS] = n_samples;
-    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->grpo, &n->adamw, n->grad_clip);
+    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->grpo, &n->adamw, n->grad_clip,
+                              (long)round * n->grpo.ppo_epochs);
+    rec->m[RM_OFFPOLICY_WEIGHT] = st.is_weight;
+    rec->m[RM_OFFPOLICY_CAPPED] = st.is_capped;
     rec->m[RM_LOSS] = st.loss;
     rec->m[RM_GRAD_NORM] = st.grad_norm;
     rec->m[RM_KL] = st.kl;
@@ -453,7 +491,11 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     free(adv);
     free(chosen);
     pool_clear(&n->pool);
-    for (int r = 0; r < rows; r++) free(texts[r]);
+    for (int r = 0; r < rows; r++) {
+        free(texts[r]);
+        free(text_lps[r]);
+    }
+    free(text_lps);
     for (int i = 0; i < I; i++) question_free(&qs[i]);
     free(qs);
     free(prompts);

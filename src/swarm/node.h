@@ -18,7 +18,9 @@
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 
-typedef enum { FAULT_NONE, FAULT_GARBAGE, FAULT_TRUNCATE, FAULT_LIE } NodeFault;
+typedef enum { FAULT_NONE, FAULT_GARBAGE, FAULT_TRUNCATE, FAULT_LIE, FAULT_LIE_LOGPROBS } NodeFault;
+/* How received groups are trained (grpo.external). */
+typedef enum { EXTERNAL_RATIO1, EXTERNAL_POSITIVE_ONLY, EXTERNAL_TIS } ExternalWeighting;
 
 typedef struct {
     int rank, n_nodes;
@@ -31,6 +33,7 @@ typedef struct {
     float grad_clip;
     AdamWConfig adamw;
     GrpoConfig grpo;
+    ExternalWeighting external; /* grpo.external: the sender's log-probs are used with tis */
     GenConfig gen;
     TaskSet tasks;
     Model* policy;
@@ -50,6 +53,7 @@ typedef struct {
     int* prompt_lens;
     int* out_tokens;        /* (max_rows, max_new_tokens) */
     int* out_lens;
+    float* out_logprobs;    /* (max_rows, max_new_tokens) the sampler's log-prob of each token */
 } SwarmNode;
 
 /* Checks, on every node's settings, what would stop a run later (I + J = groups, the init

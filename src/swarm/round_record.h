@@ -39,6 +39,8 @@
     X(FORMAT_RATE, "format_rate", "share of own completions with an extractable answer")          \
     X(COMPLETION_LEN, "completion_len", "mean own completion length in bytes")                    \
     X(TRAIN_TOKENS, "train_tokens", "completion tokens in the training batch")                    \
+    X(OFFPOLICY_WEIGHT, "offpolicy_weight", "mean importance weight min(pi/mu, grpo.tis_cap) over external tokens (grpo.external = tis); NaN when none") \
+    X(OFFPOLICY_CAPPED, "offpolicy_capped", "share of those external tokens whose weight was capped at grpo.tis_cap; NaN when none") \
     X(EVAL_PASS1, "eval_pass1", "pass@1 on fresh held-out questions; NaN when not evaluated")
 
 #define ROUND_METRIC_ENUM(id, name, help) RM_##id,

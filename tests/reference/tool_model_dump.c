@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     static const char* c1[2] = {"xyz1", "uv"};
     static const char* c2[1] = {"q"};
     static const float w0[3] = {1.0f, -0.5f, -0.5f}, w1[2] = {0.7f, -0.7f}, w2[1] = {2.0f};
-    TrainGroup groups[3] = {{"12+3=", 3, c0, w0}, {"hello", 2, c1, w1}, {"", 1, c2, w2}};
+    TrainGroup groups[3] = {{"12+3=", 3, c0, w0, NULL}, {"hello", 2, c1, w1, NULL}, {"", 1, c2, w2, NULL}};
     Packer pk;
     packer_init(&pk, pm, 0, 0);
     PackCursor cur = {0};
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1};
     model_zero_grad(pm);
     model_forward_packed(pm, pb, plp);
-    grpo_loss_grad(plp, NULL, NULL, pb->targets, pk.weight, N, 0, &gc, pdlp, NULL, NULL);
+    GrpoTokens tk = {.lp = plp, .targets = pb->targets, .adv = pk.weight, .n = N};
+    grpo_loss_grad(&tk, &gc, pdlp, NULL);
     model_backward(pm, pdlp);
     int segs[64 * 3], sd[2] = {nseg, 3};
     for (int i = 0; i < nseg; i++) {

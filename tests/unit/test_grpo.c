@@ -1,6 +1,8 @@
-/* GRPO: hand-computed advantages and losses (ratio 1, clipped and unclipped ratios, KL),
- * sequence packing, and a trainer that learns: a few hundred GRPO steps on an easy
- * verifiable reward (share of digit bytes in the completion) raise that reward. */
+/* GRPO: hand-computed advantages and losses (ratio 1, clipped and unclipped ratios, KL,
+ * truncated importance weights for received completions and a lying sender's log-probs),
+ * sequence packing, the sampler's behaviour log-probs against the trainer's at the sampling
+ * temperature, the lr warm-up, and a trainer that learns: a few hundred GRPO steps on an
+ * easy verifiable reward (share of digit bytes in the completion) raise that reward. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "model/gpt.h"
 #include "model/tokenizer.h"
 #include "rl/grpo.h"
+#include "rl/pack.h"
 #include "rl/sft.h"
 #include "../test_assert.h"
 
@@ -32,7 +35,9 @@ static void test_loss(void) {
     /* 4 positions, one padded: N = 3 */
     float lp[4] = {-1.0f, -2.0f, -0.5f, -3.0f}, adv[4] = {2.0f, 2.0f, -1.0f, 5.0f}, d[4];
     int tg[4] = {65, 66, 67, TOK_PAD};
-    float loss = grpo_loss_grad(lp, NULL, NULL, tg, adv, 4, 0, &gc, d, NULL, NULL);
+    GrpoTokens tk = {.lp = lp, .targets = tg, .adv = adv, .n = 4};
+    GrpoLossStats ls;
+    float loss = grpo_loss_grad(&tk, &gc, d, NULL);
     /* ratio 1: loss = -(2 + 2 - 1) / 3 = -1; dlp = -A / 3 */
     EXPECT(NEAR(loss, -1.0, 1e-6), "loss %g, expected -1", loss);
     EXPECT(NEAR(d[0], -2.0 / 3, 1e-6) && NEAR(d[2], 1.0 / 3, 1e-6) && d[3] == 0.0f, "dlp %g %g %g", d[0], d[2], d[3]);
@@ -40,8 +45,9 @@ static void test_loss(void) {
     /* ratios: e^0.5 = 1.6487 (A>0: clipped at 1.28), e^-0.5 = 0.6065 (A>0: unclipped),
      * e^-0.5 with A<0: clipped at 0.8 */
     float old[4] = {-1.5f, -1.5f, 0.0f, -3.0f};
-    int clipped = 0;
-    loss = grpo_loss_grad(lp, old, NULL, tg, adv, 4, 0, &gc, d, NULL, &clipped);
+    tk.old = old;
+    loss = grpo_loss_grad(&tk, &gc, d, &ls);
+    int clipped = ls.clipped;
     double expect = -(1.28 * 2 + exp(-0.5) * 2 + 0.8 * -1) / 3;
     EXPECT(NEAR(loss, expect, 1e-5), "clipped loss %g, expected %g", loss, expect);
     EXPECT(clipped == 2, "clipped tokens %d, expected 2", clipped);
@@ -50,8 +56,11 @@ static void test_loss(void) {
 
     /* KL to a reference: k3 = e^(ref-lp) - (ref-lp) - 1, weight 0.1 */
     gc.kl = 0.1f;
-    float ref[4] = {-1.0f, -1.0f, -0.5f, 0.0f}, kl = 0.0f;
-    loss = grpo_loss_grad(lp, NULL, ref, tg, adv, 4, 0, &gc, d, &kl, NULL);
+    float ref[4] = {-1.0f, -1.0f, -0.5f, 0.0f};
+    tk.old = NULL;
+    tk.ref = ref;
+    loss = grpo_loss_grad(&tk, &gc, d, &ls);
+    float kl = ls.kl;
     double k3 = exp(1.0) - 1.0 - 1.0; /* only position 1 differs: ref - lp = 1 */
     EXPECT(NEAR(kl, k3 / 3, 1e-6), "mean KL %g, expected %g", kl, k3 / 3);
     EXPECT(NEAR(loss, -1.0 + 0.1 * k3 / 3, 1e-6), "loss with KL %g", loss);
@@ -107,7 +116,7 @@ static void test_learns(void) {
             groups[g] = (GrpoGroup){.prompt = prompt_text, .n = L, .completions = (const char* const*)texts + g * L,
                                     .weights = advs[g]};
         }
-        grpo_train(tr, groups, G, &gc, &hp, 1.0f);
+        grpo_train(tr, groups, G, &gc, &hp, 1.0f, step);
         for (int i = 0; i < G * L; i++) free(texts[i]);
         if (step < 10) first += mean / 10;
         if (step >= STEPS - 10) last += mean / 10;
@@ -118,9 +127,164 @@ static void test_learns(void) {
     model_free(m);
 }
 
+/* Truncated importance weights w = min(exp(prox - mu), cap) on tokens with a behaviour
+ * log-prob mu; own tokens (NaN) keep weight 1. Values by hand. */
+static void test_offpolicy_weights(void) {
+    GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1, .tis_cap = 2.0f};
+    float lp[4] = {-1.0f, -2.0f, -0.5f, -3.0f}, adv[4] = {2.0f, -1.0f, 1.0f, 5.0f}, d[4];
+    float mu[4] = {-3.0f, -1.9f, NAN, -1.0f};
+    int tg[4] = {65, 66, 67, TOK_PAD};
+    GrpoTokens tk = {.lp = lp, .behaviour = mu, .targets = tg, .adv = adv, .n = 4};
+    GrpoLossStats ls;
+    float loss = grpo_loss_grad(&tk, &gc, d, &ls);
+    /* w0 = min(e^2, 2) = 2 (capped), w1 = e^-0.1, w2 = 1 (own token) */
+    double w1 = exp(-0.1);
+    EXPECT(NEAR(loss, -(2 * 2.0 + w1 * -1.0 + 1.0) / 3, 1e-6), "IS loss %g", loss);
+    EXPECT(NEAR(d[0], -4.0 / 3, 1e-6) && NEAR(d[1], w1 / 3, 1e-6) && NEAR(d[2], -1.0 / 3, 1e-6) && d[3] == 0.0f,
+           "IS gradient %g %g %g %g", d[0], d[1], d[2], d[3]);
+    EXPECT(ls.is_tokens == 2 && ls.is_capped == 1 && NEAR(ls.is_weight_sum, 2 + w1, 1e-6), "IS stats %d %d %g",
+           ls.is_tokens, ls.is_capped, ls.is_weight_sum);
+    /* a later epoch: the proximal policy is old, not the current lp */
+    float old[4] = {-1.5f, -2.5f, -0.5f, -3.0f};
+    tk.old = old;
+    grpo_loss_grad(&tk, &gc, d, &ls);
+    double w0b = exp(-1.5 + 3.0) < 2 ? exp(-1.5 + 3.0) : 2.0, w1b = exp(-2.5 + 1.9);
+    double r0 = exp(0.5), r1 = exp(0.5); /* ratios lp - old; both above 1 + eps_high */
+    (void)r1;
+    /* token 0: A>0, ratio 1.6487 > 1.28 -> clipped, no gradient; token 1: A<0, the unclipped
+     * branch is lower -> gradient -w A ratio / 3 */
+    EXPECT(d[0] == 0.0f && NEAR(d[1], w1b * exp(0.5) / 3, 1e-6), "second epoch gradient %g %g", d[0], d[1]);
+    EXPECT(w0b == 2.0 && r0 > 1.28, "hand values");
+    /* a lying sender: mu = -1e30 or -inf claims the tokens were nearly impossible; the
+     * weight stays at the cap and the step stays finite */
+    float lie[4] = {-1e30f, -INFINITY, -1e30f, -1e30f};
+    tk.old = NULL;
+    tk.behaviour = lie;
+    loss = grpo_loss_grad(&tk, &gc, d, &ls);
+    EXPECT(isfinite(loss) && ls.is_capped == 3 && NEAR(d[0], -2 * 2.0 / 3, 1e-6) && NEAR(d[2], -2 * 1.0 / 3, 1e-6),
+           "lying log-probs: loss %g, capped %d, d %g %g", loss, ls.is_capped, d[0], d[2]);
+    /* tis_cap 0: no correction at all (the paper's ratio 1) */
+    gc.tis_cap = 0.0f;
+    loss = grpo_loss_grad(&tk, &gc, d, &ls);
+    EXPECT(NEAR(loss, -(2.0 - 1.0 + 1.0) / 3, 1e-6) && ls.is_tokens == 0, "tis_cap 0 must ignore mu: %g", loss);
+}
+
+/* The sampler's log-prob of each token it drew equals the trainer's log-prob of that token
+ * at the same temperature (PackedBatch.logit_scale): what a receiver's importance weight
+ * compares. And a group trained with its own behaviour log-probs (w = 1) moves the weights
+ * exactly as ratio 1 does. */
+static void test_behaviour_logprobs(void) {
+    enum { G = 2, L = 3, NEW = 12, STRIDE = 16 };
+    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
+    Model* m = model_create(&cfg, model_backend_find("cpu"), G * L, 9);
+    for (size_t i = 0; i < m->num_params; i++) m->params_memory[i] *= 3.0f;
+    const char* texts[G] = {"ab:", "q?"};
+    int prompts[G * STRIDE], lens[G], out[G * L * NEW], olens[G * L];
+    float olp[G * L * NEW];
+    for (int g = 0; g < G; g++) lens[g] = tok_encode_prompt(texts[g], prompts + g * STRIDE, STRIDE);
+    GenConfig gen = {.sampler = {.temperature = 0.7f, .top_p = 1.0f}, .max_new_tokens = NEW};
+    RngStream rng = rng_stream(4, 0, 0, RNG_TEST);
+    model_generate_groups_logprobs(m, prompts, STRIDE, lens, G, L, &gen, &rng, out, olens, olp);
+    char* comp[G * L];
+    float* beh[G * L];
+    for (int r = 0; r < G * L; r++) { /* text bytes and their log-probs, special tokens dropped */
+        comp[r] = malloc(NEW + 1);
+        beh[r] = malloc(sizeof(float) * NEW);
+        int k = 0;
+        for (int i = 0; i < olens[r]; i++)
+            if (out[r * NEW + i] > 0 && out[r * NEW + i] < 256) {
+                comp[r][k] = (char)out[r * NEW + i];
+                beh[r][k++] = olp[r * NEW + i];
+            } else if (out[r * NEW + i] == 0) {
+                break;
+            }
+        comp[r][k] = '\0';
+    }
+    float adv[G][L] = {{1.0f, -0.5f, -0.5f}, {0.7f, -0.7f, 0.0f}};
+    TrainGroup groups[G];
+    for (int g = 0; g < G; g++)
+        groups[g] = (TrainGroup){texts[g], L, (const char* const*)comp + g * L, adv[g], (const float* const*)beh + g * L};
+    Packer pk;
+    packer_init(&pk, m, 0, 0);
+    pk.logit_scale = 1.0f / 0.7f;
+    PackCursor cur = {0};
+    float lp[256];
+    EXPECT(pack_next(&pk, groups, G, &cur), "nothing packed");
+    model_forward_packed(m, &pk.pb, lp);
+    double worst = 0;
+    int n = 0;
+    for (int i = 0; i < pk.pb.n_tokens; i++)
+        if (!isnan(pk.behaviour[i])) {
+            worst = fmax(worst, fabs(lp[i] - pk.behaviour[i]));
+            n++;
+        }
+    printf("behaviour log-probs: %d tokens, max |sampler - trainer| %.3e at temperature 0.7\n", n, worst);
+    EXPECT(n > 10 && worst < 2e-5, "sampler and trainer log-probs differ by %.3e over %d tokens", worst, n);
+    packer_free(&pk);
+
+    Model* a = model_create(&cfg, model_backend_find("cpu"), G * L, 9);
+    Model* b = model_create(&cfg, model_backend_find("cpu"), G * L, 9);
+    memcpy(a->params_memory, m->params_memory, sizeof(float) * m->num_params);
+    memcpy(b->params_memory, m->params_memory, sizeof(float) * m->num_params);
+    GrpoTrainer *ta = grpo_trainer_create(a, NULL), *tb = grpo_trainer_create(b, NULL);
+    GrpoConfig with = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1, .tis_cap = 2.0f, .logit_scale = 1.0f / 0.7f};
+    GrpoConfig without = with;
+    without.tis_cap = 0.0f;
+    /* eps = 1 makes Adam's first step proportional to the gradient (with a tiny eps it is
+     * lr * sign(g), and a gradient summed to ~0 flips its sign on the last bit) */
+    AdamWConfig hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1.0f};
+    GrpoStats sa = grpo_train(ta, groups, G, &with, &hp, 1.0f, 0);
+    grpo_train(tb, groups, G, &without, &hp, 1.0f, 0);
+    double d = 0;
+    for (size_t i = 0; i < a->num_params; i++) d = fmax(d, fabs(a->params_memory[i] - b->params_memory[i]));
+    printf("own behaviour log-probs: mean weight %.6f, params differ from ratio 1 by %.3e\n", sa.is_weight, d);
+    EXPECT(fabsf(sa.is_weight - 1.0f) < 1e-4f && sa.is_capped == 0.0f, "weights of self-sampled tokens %g", sa.is_weight);
+    EXPECT(d <= 2e-8, "self-sampled tokens with w ~ 1 moved the weights unlike ratio 1: %.3e", d);
+    grpo_trainer_free(ta);
+    grpo_trainer_free(tb);
+    model_free(a);
+    model_free(b);
+    for (int r = 0; r < G * L; r++) {
+        free(comp[r]);
+        free(beh[r]);
+    }
+    model_free(m);
+}
+
+/* lr warm-up: the first steps move a weight by about lr * (step + 1) / warmup (Adam's
+ * first update has magnitude lr per weight). */
+static void test_warmup(void) {
+    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
+    const char* comp[2] = {"ab", "c"};
+    float adv[2] = {1.0f, -1.0f};
+    TrainGroup g = {"x", 2, comp, adv, NULL};
+    AdamWConfig hp = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    float moved[2];
+    for (int k = 0; k < 2; k++) {
+        Model* m = model_create(&cfg, model_backend_find("cpu"), 2, 3);
+        float* before = malloc(sizeof(float) * m->num_params);
+        memcpy(before, m->params_memory, sizeof(float) * m->num_params);
+        GrpoTrainer* t = grpo_trainer_create(m, NULL);
+        GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1, .warmup_steps = k ? 10 : 0};
+        grpo_train(t, &g, 1, &gc, &hp, 0.0f, 0);
+        double mx = 0;
+        for (size_t i = 0; i < m->num_params; i++) mx = fmax(mx, fabs(m->params_memory[i] - before[i]));
+        moved[k] = (float)mx;
+        grpo_trainer_free(t);
+        model_free(m);
+        free(before);
+    }
+    printf("lr warm-up: first step moves weights by %.3e without, %.3e with 10 warm-up steps\n", moved[0], moved[1]);
+    EXPECT(NEAR(moved[0], 1e-2, 1e-4) && NEAR(moved[1], 1e-3, 1e-5), "warm-up: first steps moved %g and %g", moved[0],
+           moved[1]);
+}
+
 int main(void) {
     test_advantages();
     test_loss();
+    test_offpolicy_weights();
+    test_behaviour_logprobs();
+    test_warmup();
     test_pack();
     test_learns();
     return test_finish("grpo");

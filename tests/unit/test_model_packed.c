@@ -28,9 +28,9 @@ static const char* C2[4] = {"a", "bcdefgh", "<answer>1</answer>", "ijklmnopqrstu
 static const float W0[3] = {1.2f, -0.3f, -0.9f}, W1[2] = {0.7f, -0.7f}, W2[4] = {0.5f, -1.5f, 2.0f, -1.0f};
 
 static void make_groups(TrainGroup g[3]) {
-    g[0] = (TrainGroup){PROMPTS[0], 3, C0, W0};
-    g[1] = (TrainGroup){PROMPTS[1], 2, C1, W1};
-    g[2] = (TrainGroup){PROMPTS[2], 4, C2, W2};
+    g[0] = (TrainGroup){PROMPTS[0], 3, C0, W0, NULL};
+    g[1] = (TrainGroup){PROMPTS[1], 2, C1, W1, NULL};
+    g[2] = (TrainGroup){PROMPTS[2], 4, C2, W2, NULL};
 }
 
 static Model* model_with(int tokens, uint64_t seed) {
@@ -69,7 +69,8 @@ static float packed_grads(Model* m, const TrainGroup* g, int ng, int micro_token
         model_forward_packed(m, &pk.pb, lp);
         for (int i = 0; i < pk.pb.n_tokens; i++)
             if (pk.loss_id[i] >= 0) lp_out[pk.loss_id[i]] = lp[i];
-        loss += grpo_loss_grad(lp, NULL, NULL, pk.pb.targets, pk.weight, pk.pb.n_tokens, total, &gc, dlp, NULL, NULL);
+        GrpoTokens tk = {.lp = lp, .targets = pk.pb.targets, .adv = pk.weight, .n = pk.pb.n_tokens, .norm = total};
+        loss += grpo_loss_grad(&tk, &gc, dlp, NULL);
         model_backward(m, dlp);
         batches++;
     }
@@ -99,7 +100,8 @@ static float dense_grads(Model* m, const TrainGroup* g, int ng, float* lp_out) {
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1};
     model_zero_grad(m);
     model_forward(m, in, tg, rows, T, lp);
-    float loss = grpo_loss_grad(lp, NULL, NULL, tg, adv, rows * T, 0, &gc, dlp, NULL, NULL);
+    GrpoTokens tk = {.lp = lp, .targets = tg, .adv = adv, .n = rows * T};
+    float loss = grpo_loss_grad(&tk, &gc, dlp, NULL);
     model_backward(m, dlp);
     int n = 0;
     for (int i = 0; i < rows * T; i++)
@@ -179,8 +181,8 @@ static void test_trainer_micro_batches(void) {
     GrpoTrainer* ts = grpo_trainer_create(small, NULL);
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .kl = 0.0f, .ppo_epochs = 2};
     AdamWConfig hp = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f};
-    GrpoStats sb = grpo_train(tb, g, 3, &gc, &hp, 1.0f);
-    GrpoStats ss = grpo_train(ts, g, 3, &gc, &hp, 1.0f);
+    GrpoStats sb = grpo_train(tb, g, 3, &gc, &hp, 1.0f, 0);
+    GrpoStats ss = grpo_train(ts, g, 3, &gc, &hp, 1.0f, 0);
     double scale, d = max_abs(big->params_memory, small->params_memory, big->num_params, &scale);
     printf("GRPO step, 2 epochs: one batch vs micro-batches of %d tokens: params max diff %.3e; loss %.7f / %.7f, "
            "clip %.4f / %.4f\n",
