@@ -1,10 +1,11 @@
 /* Swarm message codec (see message.h). Every multi-byte field is packed byte by byte,
- * little-endian, so the record is the same on any host. Layout of version 1:
+ * little-endian, so the record is the same on any host. Layout of version 2 (version 1 had
+ * no log-prob fields; it is rejected as unsupported, like any version but 2):
  *
  *   header (MESSAGE_HEADER_BYTES = 32)
  *      0  u32  magic 0x4F504153 ("SAPO" as bytes)
- *      4  u16  version (1)
- *      6  u16  flags (none defined in version 1: must be 0)
+ *      4  u16  version (2)
+ *      6  u16  flags (none defined in version 2: must be 0)
  *      8  i32  sender (rank, >= 0)
  *     12  i32  round (>= 0)
  *     16  u64  payload length: bytes after the header, must equal the record length - 32
@@ -22,13 +23,24 @@
  *              string  answer (only when present)
  *              string  metadata_json
  *              u32     n_completions (<= MESSAGE_MAX_COMPLETIONS)
- *              n_completions x string  completion text
+ *              n_completions x completion:
+ *                  string  text
+ *                  u32     n_logprobs: 0 (none shipped) or exactly the text's byte length
+ *                  n_logprobs x f32  the sender's behaviour log-prob of each byte of the
+ *                          text: IEEE-754 binary32 bit patterns, little-endian, each finite
+ *                          and <= 0 (-0.0 and +0.0 both allowed; NaN, +-inf and anything
+ *                          > 0, subnormals included, are rejected)
  *   string = u32 byte length (<= MESSAGE_MAX_STRING) + that many bytes, no terminator and
  *            no NUL inside (the program keeps them as C strings). Bytes are not checked to
  *            be UTF-8: a byte-level model may emit any byte, and it is data, not markup.
  *   Nothing may follow the last group.
  *
- * The encoding is canonical: a record that decodes re-encodes to the same bytes.
+ * The encoding is canonical: a record that decodes re-encodes to the same bytes. Log-probs
+ * travel as bit patterns, never through float arithmetic, so -0.0 stays -0.0 and every
+ * accepted value comes back bit for bit (and the validity test is on the bits, so it does
+ * not depend on the compiler's or the FPU's floating-point modes). A completion whose
+ * log-probs the sender left NULL, and an empty one, both carry n_logprobs = 0; the decoder
+ * gives NULL for it, and a NULL logprobs array for a group where no completion has any.
  * The decoder checks every count and length against the bytes left and the limits before
  * it allocates anything, so a lying field costs at most a rejection. The checksum is for
  * corruption, not for trust: the receiver still re-derives each question and its ground
@@ -49,6 +61,8 @@
 /* The smallest group: task_id, seed, index, three empty strings, an absent answer and no
  * completions. A group count is checked against this before the groups are allocated. */
 #define MIN_GROUP_BYTES (4 + 8 + 8 + 4 + 4 + 1 + 4 + 4)
+/* The smallest completion: an empty text (its u32 length) and n_logprobs = 0. */
+#define MIN_COMPLETION_BYTES (4 + 4)
 
 static uint64_t fnv1a_update(uint64_t h, const uint8_t* p, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -82,6 +96,27 @@ static uint64_t unpack_u64(const uint8_t* p) {
 /* Two's complement reinterpretation without implementation-defined conversions. */
 static int32_t to_i32(uint32_t v) { return v <= INT32_MAX ? (int32_t)v : (int32_t)(v - INT32_MAX - 1) + INT32_MIN; }
 static int64_t to_i64(uint64_t v) { return v <= INT64_MAX ? (int64_t)v : (int64_t)(v - INT64_MAX - 1) + INT64_MIN; }
+
+/* Log-probs as binary32 bit patterns: a float's bits and back, no arithmetic. */
+static uint32_t float_bits(float f) {
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+static float bits_float(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+/* A finite log-probability <= 0: the exponent is not all ones (NaN, +-inf), and the value
+ * is +0.0 or has the sign bit (-0.0, negative subnormals and normals). */
+static int logprob_bits_ok(uint32_t b) { return (b & 0x7F800000u) != 0x7F800000u && (b == 0 || (b >> 31)); }
+/* Names a rejected value: "+inf", "-inf", "NaN (0x7FC00000)", "0.5 (0x3F000000)". */
+static void describe_bits(uint32_t b, char* out, size_t n) {
+    if ((b & 0x7FFFFFFFu) == 0x7F800000u) snprintf(out, n, "%sinf", b >> 31 ? "-" : "+");
+    else if ((b & 0x7F800000u) == 0x7F800000u) snprintf(out, n, "NaN (0x%08X)", b);
+    else snprintf(out, n, "%.9g (0x%08X)", (double)bits_float(b), b);
+}
 
 static uint64_t record_checksum(const uint8_t* buf, size_t len) {
     uint64_t h = fnv1a_update(FNV_OFFSET, buf, CHECKSUM_AT);
@@ -239,6 +274,23 @@ static int encode_group(Writer* w, const RolloutGroup* g, int32_t gi, char* err,
             return set_error(err, errlen, "group %d completion %d: %zu bytes exceeds the limit of %u", gi, c, n,
                              MESSAGE_MAX_STRING);
         put_string(w, s, n);
+        const float* lp = g->logprobs && n ? g->logprobs[c] : NULL;
+        if (!lp) {
+            put_u32(w, 0);
+            continue;
+        }
+        put_u32(w, (uint32_t)n);
+        uint8_t* p = writer_reserve(w, 4 * n);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t b = float_bits(lp[i]);
+            if (!logprob_bits_ok(b)) {
+                char v[48];
+                describe_bits(b, v, sizeof v);
+                return set_error(err, errlen, "group %d logprobs %d: value %s at index %zu is not a finite log-probability <= 0",
+                                 gi, c, v, i);
+            }
+            if (p) pack_u32(p + 4 * i, b);
+        }
     }
     if (w->over)
         return set_error(err, errlen, "group %d: the message passes MESSAGE_MAX_BYTES (%u bytes)", gi,
@@ -355,6 +407,39 @@ static int get_string(Reader* r, char** out) {
     return 0;
 }
 
+/* The log-probs of completion r->item (text_len bytes) of g, which has n completions: the
+ * count is checked against the text and the bytes left, and every value's bits, before
+ * anything is allocated. A count of 0 leaves the entry NULL. Like the other reasons, a bad
+ * value is reported at the byte offset of its field (the count), with its index:
+ * "group 1 logprobs 3 at byte 812: value +inf at index 4 is not a finite log-probability
+ * <= 0" (the value itself sits at 812 + 4 + 4 * 4). */
+static int get_logprobs(Reader* r, size_t text_len, RolloutGroup* g, int32_t n) {
+    size_t at = r->pos;
+    uint32_t count;
+    if (get_u32(r, &count)) return -1;
+    if (count == 0) return 0;
+    if (count != text_len)
+        return reader_fail(r, at, "count %u is neither 0 nor the completion's %zu bytes", count, text_len);
+    if ((size_t)count * 4 > reader_left(r))
+        return reader_fail(r, at, "count %u needs at least %zu bytes, only %zu left", count, (size_t)count * 4,
+                           reader_left(r));
+    const uint8_t* p = r->buf + r->pos;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t b = unpack_u32(p + 4 * (size_t)i);
+        if (!logprob_bits_ok(b)) {
+            char v[48];
+            describe_bits(b, v, sizeof v);
+            return reader_fail(r, at, "value %s at index %u is not a finite log-probability <= 0", v, i);
+        }
+    }
+    if (!g->logprobs) g->logprobs = callocCheck((size_t)n, sizeof *g->logprobs);
+    float* lp = mallocCheck((size_t)count * sizeof(float));
+    for (uint32_t i = 0; i < count; i++) lp[i] = bits_float(unpack_u32(p + 4 * (size_t)i));
+    g->logprobs[r->item] = lp;
+    r->pos += (size_t)count * 4;
+    return 0;
+}
+
 static int decode_group(Reader* r, RolloutGroup* g) {
     uint32_t u32;
     uint64_t u64;
@@ -382,13 +467,16 @@ static int decode_group(Reader* r, RolloutGroup* g) {
     r->field = "metadata_json";
     if (get_string(r, &g->metadata_json)) return -1;
     r->field = "n_completions";
-    int32_t n;
-    if (get_count(r, MESSAGE_MAX_COMPLETIONS, 4, &n)) return -1;
+    int32_t n = 0; /* set by get_count; initialised for -Wmaybe-uninitialized */
+    if (get_count(r, MESSAGE_MAX_COMPLETIONS, MIN_COMPLETION_BYTES, &n)) return -1;
     g->completions = n ? callocCheck((size_t)n, sizeof *g->completions) : NULL;
     g->n_completions = n; /* set now so a failure below frees what was read */
-    r->field = "completion";
-    for (r->item = 0; r->item < n; r->item++)
+    for (r->item = 0; r->item < n; r->item++) {
+        r->field = "completion";
         if (get_string(r, &g->completions[r->item])) return -1;
+        r->field = "logprobs";
+        if (get_logprobs(r, strlen(g->completions[r->item]), g, n)) return -1;
+    }
     r->item = -1;
     return 0;
 }
@@ -423,7 +511,7 @@ int message_decode(const uint8_t* buf, size_t len, SwarmMessage* msg, char* err,
     Reader r = {.buf = buf, .len = len, .pos = MESSAGE_HEADER_BYTES, .group = -1, .item = -1, .err = err, .errlen = errlen};
     SwarmMessage m = {.sender = sender, .round = round};
     r.field = "n_groups";
-    int32_t n;
+    int32_t n = 0; /* set by get_count; initialised for -Wmaybe-uninitialized */
     if (get_count(&r, MESSAGE_MAX_GROUPS, MIN_GROUP_BYTES, &n)) return -1;
     m.groups = n ? callocCheck((size_t)n, sizeof *m.groups) : NULL;
     m.n_groups = n; /* zeroed groups free cleanly if a later one fails */

@@ -20,7 +20,11 @@ typedef struct {
     char** completions;   /* decoded completion texts */
     /* The sender's behaviour log-probs: logprobs[c][i] is log mu(byte i of completion c | its
      * prefix) as sampled (at the sender's temperature and top-p), one per byte of the text.
-     * logprobs itself, or any logprobs[c], may be NULL: none shipped. */
+     * logprobs itself, or any logprobs[c], may be NULL: none shipped. Shipped from message
+     * version 2, bit for bit; every value must be finite and <= 0 (-0.0 included), or the
+     * encoder refuses the group and the decoder the record. A decoded group has logprobs
+     * NULL when none of its completions carries any, else NULL entries for those without
+     * (an empty completion never carries any). */
     float** logprobs;
 } RolloutGroup;
 
@@ -32,12 +36,14 @@ typedef struct {
 } SwarmMessage;
 
 #define MESSAGE_MAGIC 0x4F504153u /* "SAPO" little-endian */
-#define MESSAGE_VERSION 1
+#define MESSAGE_VERSION 2 /* 2: per-completion log-probs; 1 (text only) is no longer read */
 /* Limits a decoder enforces (a sender that exceeds them is rejected). */
 #define MESSAGE_MAX_BYTES (64u << 20)
 #define MESSAGE_MAX_GROUPS 4096
 #define MESSAGE_MAX_COMPLETIONS 1024
 #define MESSAGE_MAX_STRING (1u << 20)
+/* A completion's log-prob count is 0 or its byte length, so it is bounded by
+ * MESSAGE_MAX_STRING too (4 bytes each). */
 /* Fixed header in front of the payload (layout in message.c). */
 #define MESSAGE_HEADER_BYTES 32
 
@@ -46,7 +52,8 @@ typedef struct {
 int message_encode(const SwarmMessage* msg, uint8_t** out, size_t* out_len, char* err, size_t errlen);
 /* Decodes len bytes into *msg (heap-owned fields). Returns 0, or -1 with a one-line reason
  * in err (bad magic, unsupported version, bad checksum, truncated, oversized, out-of-range
- * counts, string with a NUL byte, trailing bytes...), leaving *msg empty. */
+ * counts, string with a NUL byte, a log-prob count other than 0 or the text length, a
+ * log-prob that is not finite and <= 0, trailing bytes...), leaving *msg empty. */
 int message_decode(const uint8_t* buf, size_t len, SwarmMessage* msg, char* err, size_t errlen);
 void message_free(SwarmMessage* msg);
 void rollout_group_free(RolloutGroup* g);

@@ -1,6 +1,8 @@
 /* Malformed swarm messages never crash, leak or hit undefined behaviour: mutations of valid
  * encoded messages (bit flips, byte changes, truncations, extensions, corrupted length and
- * count fields, spliced records, random buffers) go through message_decode under
+ * count fields, log-prob counts and values set to nasty numbers or bit patterns, log-probs
+ * added to or removed from a completion, spliced records, random buffers; the messages
+ * carry log-probs on all, some or none of their completions) go through message_decode under
  * ASan+UBSan. Most mutations are resealed (payload length and checksum recomputed) so the
  * parser, not the checksum, has to catch them. A decode that succeeds must re-encode to
  * the very same bytes (the encoding is canonical); a rejection must give one line whose
@@ -38,6 +40,24 @@ static char* random_text(size_t max_len) {
     return s;
 }
 
+static float bits_float(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* A valid log-prob: mostly ordinary negative values, with -0.0, +0.0, negative subnormals
+ * and -FLT_MAX among them. */
+static float random_logprob(void) {
+    switch (rng_below(8)) {
+    case 0: return bits_float(0x80000000u);
+    case 1: return 0.0f;
+    case 2: return bits_float(0x80000000u | (uint32_t)(1 + rng_below(0x007FFFFF))); /* subnormal */
+    case 3: return bits_float(0xFF7FFFFFu);
+    default: return bits_float(0x80000000u | (uint32_t)rng_below(0x7F800000u)); /* any finite negative */
+    }
+}
+
 static SwarmMessage random_message(void) {
     SwarmMessage m = {.sender = (int32_t)rng_below(64), .round = (int32_t)rng_below(1000)};
     m.n_groups = (int32_t)rng_below(6);
@@ -54,6 +74,14 @@ static SwarmMessage random_message(void) {
         g->n_completions = (int32_t)rng_below(7);
         g->completions = g->n_completions ? calloc((size_t)g->n_completions, sizeof(char*)) : NULL;
         for (int c = 0; c < g->n_completions; c++) g->completions[c] = random_text(32);
+        if (rng_below(3) == 0) continue; /* no log-probs at all */
+        g->logprobs = calloc((size_t)(g->n_completions ? g->n_completions : 1), sizeof(float*));
+        for (int c = 0; c < g->n_completions; c++) {
+            if (rng_below(3) == 0) continue; /* none for this one */
+            size_t n = strlen(g->completions[c]);
+            g->logprobs[c] = malloc((n ? n : 1) * sizeof(float));
+            for (size_t k = 0; k < n; k++) g->logprobs[c][k] = random_logprob();
+        }
     }
     return m;
 }
@@ -62,21 +90,25 @@ static SwarmMessage random_message(void) {
 static const struct {
     const char* name;
     const char* fragment;
+    const char* also; /* a second fragment the reason must hold, or NULL */
 } CLASSES[] = {
-    {"bad magic", "bad magic"},
-    {"version", "unsupported version"},
-    {"flags", "unknown flags"},
-    {"header truncated", "truncated header"},
-    {"payload length", "payload length"},
-    {"checksum", "bad checksum"},
-    {"negative sender/round", "is negative"},
-    {"truncated field", "truncated: needs"},
-    {"length past end", "bytes left"},
-    {"count past end", "needs at least"},
-    {"over a limit", "exceeds the limit"},
-    {"embedded NUL", "NUL byte"},
-    {"presence byte", "expected 0 (None) or 1"},
-    {"trailing bytes", "trailing bytes"},
+    {.name = "bad magic", .fragment = "bad magic"},
+    {.name = "version", .fragment = "unsupported version"},
+    {.name = "flags", .fragment = "unknown flags"},
+    {.name = "header truncated", .fragment = "truncated header"},
+    {.name = "payload length", .fragment = "payload length"},
+    {.name = "checksum", .fragment = "bad checksum"},
+    {.name = "negative sender/round", .fragment = "is negative"},
+    {.name = "truncated field", .fragment = "truncated: needs"},
+    {.name = "length past end", .fragment = "bytes left"},
+    {.name = "log-probs past end", .fragment = "logprobs", .also = "needs at least"},
+    {.name = "count past end", .fragment = "needs at least"},
+    {.name = "over a limit", .fragment = "exceeds the limit"},
+    {.name = "embedded NUL", .fragment = "NUL byte"},
+    {.name = "presence byte", .fragment = "expected 0 (None) or 1"},
+    {.name = "log-prob count", .fragment = "is neither 0 nor the completion's"},
+    {.name = "log-prob value", .fragment = "is not a finite log-probability <= 0"},
+    {.name = "trailing bytes", .fragment = "trailing bytes"},
 };
 enum { N_CLASSES = sizeof CLASSES / sizeof *CLASSES };
 
@@ -109,7 +141,7 @@ static void decode_one(const uint8_t* buf, size_t len, const char* what, long it
     if (m.n_groups != 0 || m.groups != NULL) fail(what, iter, "*msg not left empty after a rejection");
     if (!err[0] || strchr(err, '\n')) fail(what, iter, "message empty or not one line");
     for (int c = 0; c < N_CLASSES; c++) {
-        if (strstr(err, CLASSES[c].fragment)) {
+        if (strstr(err, CLASSES[c].fragment) && (!CLASSES[c].also || strstr(err, CLASSES[c].also))) {
             rejected_by[c]++;
             return;
         }
@@ -134,9 +166,64 @@ static void random_bytes(uint8_t* p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)rng_next();
 }
 
+/* The n_logprobs fields of x with at least min_count values (x must follow the layout). */
+static int logprob_fields(const Buf* x, uint32_t min_count, Field* out, int cap) {
+    Field f[512];
+    int n = layout_fields(x->b, x->len, f, 512), k = 0;
+    for (int i = 0; i < n && i < 512; i++)
+        if (f[i].kind == FIELD_N_LOGPROBS && f[i].value >= min_count && k < cap) out[k++] = f[i];
+    return k;
+}
+
 /* One structural mutation of x (a valid record on entry, maybe not after). */
 static const char* mutate(Buf* x) {
-    switch (rng_below(7)) {
+    switch (rng_below(9)) {
+    case 7: { /* one log-prob set to a nasty value: bad ones and valid edge cases */
+        Field f[256];
+        int n = logprob_fields(x, 1, f, 256);
+        if (n <= 0) return "log-prob value (none)";
+        const Field* pick = &f[rng_below((size_t)n)];
+        static const uint32_t nasty[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7F800000u,
+                                         0xFF800000u, 0x3F800000u, 0x00000001u, 0x7F7FFFFFu, 0x00800000u,
+                                         0x80000000u, 0x00000000u, 0x80000001u, 0xFF7FFFFFu, 0xBF800000u};
+        uint32_t v = rng_below(4) ? nasty[rng_below(sizeof nasty / sizeof *nasty)] : (uint32_t)rng_next();
+        layout_put_u32(x->b + pick->at + 4 + 4 * rng_below(pick->value), v);
+        return "log-prob value";
+    }
+    case 8: { /* log-probs added to a completion that had none, or removed: still valid */
+        Field f[256];
+        int n = logprob_fields(x, 0, f, 256);
+        if (n <= 0) return "log-prob toggle (none)";
+        const Field* pick = &f[rng_below((size_t)n)];
+        size_t at = pick->at;
+        if (pick->value) { /* drop them */
+            size_t k = 4 * (size_t)pick->value;
+            memmove(x->b + at + 4, x->b + at + 4 + k, x->len - at - 4 - k);
+            x->len -= k;
+            layout_put_u32(x->b + at, 0);
+            return "log-probs removed";
+        }
+        /* The text's length is the u32 in front of the text, which ends at `at`: find it by
+         * walking the fields again. */
+        Field g[512];
+        int m = layout_fields(x->b, x->len, g, 512);
+        uint32_t text_len = 0;
+        for (int i = 0; i < m && i < 512; i++)
+            if (g[i].kind == FIELD_COMPLETION && g[i].group == pick->group && g[i].item == pick->item) text_len = g[i].value;
+        if (!text_len) return "log-prob toggle (empty text)";
+        size_t k = 4 * (size_t)text_len;
+        buf_reserve(x, x->len + k);
+        memmove(x->b + at + 4 + k, x->b + at + 4, x->len - at - 4);
+        for (size_t i = 0; i < text_len; i++) {
+            float v = random_logprob();
+            uint32_t b;
+            memcpy(&b, &v, 4);
+            layout_put_u32(x->b + at + 4 + 4 * i, b);
+        }
+        layout_put_u32(x->b + at, text_len);
+        x->len += k;
+        return "log-probs added";
+    }
     case 0: { /* bit flip */
         size_t at = rng_below(x->len);
         x->b[at] ^= (uint8_t)(1u << rng_below(8));
@@ -181,7 +268,7 @@ static const char* mutate(Buf* x) {
         }
         static const uint32_t nasty[] = {0, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u, MESSAGE_MAX_GROUPS,
                                          MESSAGE_MAX_GROUPS + 1, MESSAGE_MAX_COMPLETIONS + 1, MESSAGE_MAX_STRING,
-                                         MESSAGE_MAX_STRING + 1};
+                                         MESSAGE_MAX_STRING + 1, 0x40000000u};
         uint32_t v;
         switch (rng_below(4)) {
         case 0: v = pick->value + 1; break;

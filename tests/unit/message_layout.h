@@ -1,7 +1,9 @@
-/* Test-side reading of the version-1 swarm message layout, written independently of
+/* Test-side reading of the version-2 swarm message layout, written independently of
  * src/swarm/message.c: it lists where each payload field of a VALID record sits, so tests
- * can corrupt one named field (a string length, a count) and predict the decoder's answer,
- * and it packs little-endian values and computes the FNV-1a checksum by hand. */
+ * can corrupt one named field (a string length, a count, a log-prob) and predict the
+ * decoder's answer, and it packs little-endian values and computes the FNV-1a checksum by
+ * hand. Version 2 follows each completion text with u32 n_logprobs (0 or the text's byte
+ * length) and that many f32 bit patterns. */
 #ifndef SAPO_TESTS_MESSAGE_LAYOUT_H
 #define SAPO_TESTS_MESSAGE_LAYOUT_H
 
@@ -20,13 +22,14 @@ typedef enum {
     FIELD_METADATA,
     FIELD_N_COMPLETIONS,
     FIELD_COMPLETION,
+    FIELD_N_LOGPROBS, /* after each completion; its f32 values follow from at + 4 */
 } FieldKind;
 
 typedef struct {
     FieldKind kind;
     size_t at;     /* byte offset in the record */
     int group;     /* -1 for n_groups */
-    int item;      /* completion index, -1 otherwise */
+    int item;      /* completion index (completion, n_logprobs), -1 otherwise */
     uint32_t value; /* the u32 length / count / presence byte as stored */
 } Field;
 
@@ -92,7 +95,16 @@ static inline int layout_fields(const uint8_t* buf, size_t len, Field* out, int 
         uint32_t nc = layout_u32(buf + at);
         LAYOUT_ADD(FIELD_N_COMPLETIONS, (int)g, -1, nc);
         at += 4;
-        for (uint32_t c = 0; c < nc; c++) LAYOUT_STRING(FIELD_COMPLETION, (int)g, (int)c);
+        for (uint32_t c = 0; c < nc; c++) {
+            size_t text_at = at;
+            LAYOUT_STRING(FIELD_COMPLETION, (int)g, (int)c);
+            if (at + 4 > len) return -1;
+            uint32_t nl = layout_u32(buf + at);
+            LAYOUT_ADD(FIELD_N_LOGPROBS, (int)g, (int)c, nl);
+            if (nl != 0 && nl != layout_u32(buf + text_at)) return -1;
+            if (nl > (len - at - 4) / 4) return -1;
+            at += 4 + 4 * (size_t)nl;
+        }
     }
 #undef LAYOUT_STRING
 #undef LAYOUT_ADD
