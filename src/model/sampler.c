@@ -37,7 +37,8 @@ int sampler_pick_logprob(const float* logits, int V, const SamplerConfig* sc, Rn
     }
     for (int v = 0; v < V; v++) probs[v] = (float)(probs[v] / sum);
     double log_sum = log(sum);
-#define PICKED(v, kept) (*logprob = (float)((logits[v] - mx) / sc->temperature - log_sum - log(kept)), (v))
+    /* a probability is at most 1: rounding must not make its log positive */
+#define PICKED(v, kept) (*logprob = (float)fmin((logits[v] - mx) / sc->temperature - log_sum - log(kept), 0.0), (v))
     float u = rng_float(rng);
     if (sc->top_p >= 1.0f) {
         double acc = 0.0;

@@ -223,12 +223,19 @@ void node_finish(SwarmNode* n) {
 }
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:
- * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL. */
+ * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL.
+ * NULL (none shipped) when one is not finite: a diverged model's NaN logits. */
 static float* text_logprobs(const int* tokens, const float* logprobs, int n, size_t text_len) {
     float* out = mallocCheck((text_len ? text_len : 1) * sizeof(float));
     size_t k = 0;
     for (int i = 0; i < n && k < text_len; i++)
-        if (tokens[i] > 0 && tokens[i] < 256) out[k++] = logprobs[i];
+        if (tokens[i] > 0 && tokens[i] < 256) {
+            if (!isfinite(logprobs[i]) || logprobs[i] > 0.0f) {
+                free(out);
+                return NULL;
+            }
+            out[k++] = logprobs[i];
+        }
     return out;
 }
 
@@ -344,7 +351,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         if (n->fault == FAULT_LIE) g->answer = "a lie about the ground truth";
         if (n->fault == FAULT_LIE_LOGPROBS) /* claims every byte was nearly impossible */
             for (int c = 0; c < L; c++)
-                for (size_t k = 0; k < strlen(g->completions[c]); k++) g->logprobs[c][k] = -1e30f;
+                for (size_t k = 0; g->logprobs[c] && k < strlen(g->completions[c]); k++) g->logprobs[c][k] = -1e30f;
     }
     uint8_t* buf = NULL;
     size_t len = 0;
