@@ -19,6 +19,7 @@
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
+#include "swarm/budget_check.h"
 #include "swarm/taskset.h"
 #include "tasks/answer.h"
 #include "tasks/registry.h"
@@ -104,6 +105,12 @@ int cmd_pretrain(int argc, char** argv) {
     char err[1024];
     TaskSet ts;
     if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err)) {
+        fprintf(stderr, "sapo pretrain: config error: %s\n", err);
+        return 2;
+    }
+    /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
+     * trains at node 0's settings; the checkpoint serves them all). Before any output file. */
+    if (budget_check_config(cfg, config_max_node(cfg) + 1, stdout, "sapo pretrain: ", err, sizeof err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", err);
         return 2;
     }

@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "io/h5log.h"
 #include "io/run_dir.h"
+#include "swarm/budget_check.h"
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_log.h"
@@ -179,6 +180,25 @@ int cmd_run(int argc, char** argv) {
         fflush(stderr);
         dup2(saved_stderr, 2);
         close(saved_stderr);
+    }
+    if (!agree(ok, comm)) {
+        MPI_Finalize();
+        return 2;
+    }
+    /* Budget: rank 0 measures the tasks' answer and prompt lengths against every node's
+     * n_ctx and max_new_tokens (deterministic, a few milliseconds), prints the table, and
+     * stops a fresh run whose task is mostly unanswerable. A resumed run was started with
+     * its settings and is only warned. */
+    if (rank == 0) {
+        if (budget_check_config(cfg, size, stdout, "sapo run: ", err, sizeof err)) {
+            if (resume) {
+                printf("sapo run: warning: %s\n", err);
+            } else {
+                fprintf(stderr, "sapo run: config error: %s\n", err);
+                ok = 0;
+            }
+        }
+        fflush(stdout);
     }
     if (!agree(ok, comm)) {
         MPI_Finalize();

@@ -86,6 +86,8 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
     STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
+    FLOAT("tasks.max_unanswerable", "0.25", 0, 1, GLOBAL,
+          "largest share of a task's items whose answer, tags included, may exceed gen.max_new_tokens; run and pretrain stop above it"),
 
     /* [pretrain] the supervised warm-up on task demonstrations (`sapo pretrain`). */
     INT("pretrain.steps", "2000", 0, 1e7, GLOBAL, "optimizer steps of the warm-up"),

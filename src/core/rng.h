@@ -15,6 +15,7 @@ typedef enum {
     RNG_NETEM = 5,     /* latency, drops, churn */
     RNG_EVAL = 6,      /* held-out evaluation questions */
     RNG_DATA = 7,      /* supervised warm-up data */
+    RNG_BUDGET = 8,    /* the items the budget check measures (src/swarm/budget_check.c) */
     RNG_TEST = 99,     /* tests and benchmarks */
 } RngPurpose;
 

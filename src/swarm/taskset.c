@@ -102,7 +102,11 @@ char* answer_demonstration(const char* answer) {
     return p;
 }
 
+size_t prompt_room(int n_ctx, int max_new_tokens) {
+    return n_ctx - max_new_tokens - 1 > 0 ? (size_t)(n_ctx - max_new_tokens - 1) : 0;
+}
+
 const char* prompt_tail(const char* prompt, int n_ctx, int max_new_tokens) {
-    size_t keep = (size_t)(n_ctx - max_new_tokens - 1), len = strlen(prompt);
+    size_t keep = prompt_room(n_ctx, max_new_tokens), len = strlen(prompt);
     return len > keep ? prompt + (len - keep) : prompt;
 }

@@ -50,6 +50,9 @@ char* question_prompt(const char* question);
  * n_ctx - max_new_tokens tokens, BOS included, keeping the end. Training packs the same
  * tail, so the policy is trained on what it sees when it answers. */
 const char* prompt_tail(const char* prompt, int n_ctx, int max_new_tokens);
+/* The prompt bytes that tail keeps: n_ctx - max_new_tokens - 1 (the BOS token), 0 when
+ * that is negative. */
+size_t prompt_room(int n_ctx, int max_new_tokens);
 
 /* The completion a perfect policy writes for an answer text: "<answer>ANSWER</answer>". */
 char* answer_demonstration(const char* answer);

@@ -6,7 +6,8 @@
   any missing external group.
 - A rank sending garbage, truncated or lying messages is counted as rejected; nobody
   crashes; the run finishes.
-- Config mistakes stop the run before any work with one clear message.
+- Config mistakes stop the run before any work with one clear message; so does a task whose
+  answers mostly do not fit in gen.max_new_tokens (the budget check, with its table).
 """
 import h5py
 import numpy as np
@@ -69,6 +70,7 @@ def test_faulty_rank_is_rejected_not_fatal(tmp_path, warmup, fault, column_name,
     (["sampling.local=2", "sampling.external=2"], "must equal"),
     (["model.init=/nonexistent/w.ckpt"], "model.init"),
     (["tasks.names=no_such_task"], "unknown or unported task"),
+    (["tasks.max_unanswerable=0.25"], "tasks.max_unanswerable = 0.25"),  # tiny arc_1d answers exceed 24 bytes
 ])
 def test_config_mistakes_stop_before_work(tmp_path, args, message):
     out = tmp_path / "bad"
@@ -77,6 +79,35 @@ def test_config_mistakes_stop_before_work(tmp_path, args, message):
     lines = [l for l in p.stderr.splitlines() if "config error" in l]
     assert len(lines) == 1 and message in lines[0], p.stderr
     assert not (out / "node_0000.h5").exists(), "a node started work despite the bad config"
+
+
+def test_budget_check_table_and_refusal(tmp_path):
+    """Before any work rank 0 prints, per task, the share of items whose answer (with its tags)
+    exceeds gen.max_new_tokens and the share of prompts cut; a task over tasks.max_unanswerable
+    stops the run with one line naming the task, its share, the threshold and the fixes, exit 2,
+    no run directory. Tiny binary_matrix: 3x3 answers are 34 bytes, 45.5% of the check's items."""
+    tasks = ["tasks.names=basic_arithmetic,binary_matrix,propositional_logic", "tasks.max_unanswerable=0.25"]
+    out = tmp_path / "over"
+    p = mpirun(BASE + tasks + ["gen.max_new_tokens=32", "--out", str(out)], check=False)
+    assert p.returncode == 2, f"exit {p.returncode}: {p.stderr}"
+    lines = [l for l in p.stderr.splitlines() if "config error" in l]
+    assert len(lines) == 1, p.stderr
+    for part in ("budget: binary_matrix at preset tiny cannot be answered in 45.5% of its items",
+                 "gen.max_new_tokens = 32 bytes", f"nodes 0-{NP - 1}", "tasks.max_unanswerable = 0.25",
+                 "raise gen.max_new_tokens to 34 bytes", "drop binary_matrix from tasks.names"):
+        assert part in lines[0], f"'{part}' missing from: {lines[0]}"
+    table = [l for l in p.stdout.splitlines() if l.startswith("sapo run: ")]
+    assert sum("budget check, preset tiny" in l for l in table) == 1, p.stdout  # printed once, by rank 0
+    rows = {l.split()[2]: l.split()[3:] for l in table if len(l.split()) > 3 and l.split()[2] in
+            ("basic_arithmetic", "binary_matrix", "propositional_logic")}
+    assert rows["binary_matrix"][0] == "45.5%" and rows["basic_arithmetic"][0] == "0.0%", p.stdout
+    assert rows["propositional_logic"][0] == "-", "no reference answer: not measurable"
+    assert not out.exists(), "the run directory was created despite the budget error"
+    # the same tasks with room for every answer: the run goes ahead (0 rounds) and printed the table
+    ok = tmp_path / "fits"
+    p = mpirun(BASE + tasks + ["gen.max_new_tokens=34", "swarm.rounds=0", "--out", str(ok)])
+    assert any("binary_matrix" in l and " 0.0% " in l for l in p.stdout.splitlines()), p.stdout
+    assert (ok / "DONE").exists()
 
 
 def test_memory_estimate_printed_and_enforced(tmp_path, warmup):

@@ -151,13 +151,15 @@ grpo.completions = 2
 swarm.rounds = 3
 run.eval_every = 0
 tasks.preset = tiny
+# 8 new bytes answer nothing: this tests the scheduling, so the budget check is off
+tasks.max_unanswerable = 1
 model.init = $W/warmup/tiny.ckpt
 
 [grid]
 sampling.local sampling.external = 2L0E: 2 0 | 1L1E: 1 1
 
 [warmup]
-$W/warmup/tiny.ckpt = model.n_layer=1 model.n_head=2 model.d_model=16 model.n_ctx=64 gen.max_new_tokens=8 pretrain.steps=5 pretrain.batch=4 tasks.preset=tiny
+$W/warmup/tiny.ckpt = model.n_layer=1 model.n_head=2 model.d_model=16 model.n_ctx=64 gen.max_new_tokens=8 pretrain.steps=5 pretrain.batch=4 tasks.preset=tiny tasks.max_unanswerable=1
 SWEEP
 runs=(tiny-2L0E-s7 tiny-1L1E-s7)
 

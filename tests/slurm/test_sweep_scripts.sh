@@ -27,7 +27,8 @@ expect() {  # expect WHAT OUTPUT PATTERN (grep -E)
 }
 
 cfg=$SRC/experiments/quick.ini
-tiny="model.n_layer=1 model.n_head=2 model.d_model=16 model.n_ctx=64 gen.max_new_tokens=8 sampling.groups=2 sampling.local=1 sampling.external=1 grpo.completions=2 swarm.rounds=3 run.eval_every=0 swarm.seed=5"
+# tasks.max_unanswerable=1: 8 new bytes answer no task; these runs test the scripts, not the budget
+tiny="model.n_layer=1 model.n_head=2 model.d_model=16 model.n_ctx=64 gen.max_new_tokens=8 sampling.groups=2 sampling.local=1 sampling.external=1 grpo.completions=2 swarm.rounds=3 run.eval_every=0 tasks.max_unanswerable=1 swarm.seed=5"
 printf 'tiny-a-s5\t%s\tranks=2 swarm.nodes=2 %s\n' "$cfg" "$tiny" > "$W/tasks.tsv"
 printf 'tiny-b-s5\t%s\tranks=3 %s tasks.names=base_conversion,binary_matrix\n' "$cfg" "$tiny" >> "$W/tasks.tsv"
 R=$W/results

@@ -1,0 +1,46 @@
+# `sapo pretrain` runs the budget check before any work: it prints the per-task table and, when
+# a task's reference answers (with <answer></answer>) exceed gen.max_new_tokens for more than
+# tasks.max_unanswerable of its items, stops with one line, exit 2, and writes no checkpoint.
+# [node.K] settings are checked too (the checkpoint serves every node).
+set -u
+SAPO=${SAPO_BIN:-build/sapo}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+TINY=(model.n_layer=1 model.d_model=16 model.n_head=2 model.n_ctx=128 tasks.preset=tiny
+      tasks.names=basic_arithmetic,binary_matrix,propositional_logic pretrain.steps=1 pretrain.batch=2)
+
+# tiny binary_matrix: 45.5% of the check's items are 3x3 (34 bytes with the tags) > 32
+out=$("$SAPO" pretrain "${TINY[@]}" gen.max_new_tokens=32 --out "$TMP/a.ckpt" --quiet 2>"$TMP/err")
+rc=$?
+[ "$rc" = 2 ] || fail "binary_matrix at 32 new bytes: exit $rc, expected 2"
+n=$(grep -c "config error" "$TMP/err")
+[ "$n" = 1 ] || fail "expected one error line, got $n: $(cat "$TMP/err")"
+grep -q "sapo pretrain: config error: budget: binary_matrix at preset tiny cannot be answered in 45.5% of its items.*tasks.max_unanswerable = 0.25.*raise gen.max_new_tokens to 34 bytes" "$TMP/err" \
+    || fail "error line: $(cat "$TMP/err")"
+grep -Eq "^sapo pretrain: +binary_matrix +45\.5% +34 / " <<<"$out" || fail "no binary_matrix row in the table: $out"
+grep -Eq "^sapo pretrain: +propositional_logic +- +- " <<<"$out" || fail "propositional_logic must read '-': $out"
+[ ! -e "$TMP/a.ckpt" ] || fail "a checkpoint was written despite the budget error"
+
+# raising the threshold lets it through (and it trains and writes the checkpoint)
+"$SAPO" pretrain "${TINY[@]}" gen.max_new_tokens=32 tasks.max_unanswerable=0.5 --out "$TMP/b.ckpt" --quiet >"$TMP/out" 2>&1 \
+    || fail "threshold 0.5: exit $?: $(cat "$TMP/out")"
+[ -e "$TMP/b.ckpt" ] || fail "threshold 0.5: no checkpoint"
+
+# node 0 has room for every answer, node 1 does not: the check names node 1
+cat > "$TMP/hetero.ini" <<INI
+[gen]
+max_new_tokens = 40
+[node.1]
+gen.max_new_tokens = 24
+INI
+"$SAPO" pretrain "$TMP/hetero.ini" "${TINY[@]}" --out "$TMP/c.ckpt" --quiet >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" = 2 ] || fail "[node.1] at 24 new bytes: exit $rc, expected 2"
+grep -q "gen.max_new_tokens = 24 bytes; node 1, model.n_ctx 128" "$TMP/err" || fail "node 1 not named: $(cat "$TMP/err")"
+[ "$(grep -c 'budget check, preset tiny' "$TMP/out")" = 2 ] || fail "want a table per setting: $(cat "$TMP/out")"
+
+[ "$fails" = 0 ] && echo "sapo pretrain budget check: ok"
+exit "$fails"
