@@ -44,7 +44,7 @@ def _save(fig, out_dir, name, legend_right=None):
     return name
 
 
-def node_reward(configs, metric, out_dir):
+def node_reward(configs, metric, out_dir, prefix=""):
     """Figure 1: every node's raw reward per round, one panel per configuration (its first seed)."""
     fig, axes = _panels(len(configs))
     for ax, c in zip(axes, configs):
@@ -55,7 +55,7 @@ def node_reward(configs, metric, out_dir):
         ax.set_xlabel("round")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
-    fig.suptitle(f"Per-node reward per round (raw), {REWARD_NAMES[metric]}", fontsize=11)
+    fig.suptitle(f"{prefix}Per-node reward per round (raw), {REWARD_NAMES[metric]}", fontsize=11)
     suffix = "own" if metric == "reward_own" else "train"
     biggest = max(axes, key=lambda ax: len(ax.get_lines()))
     handles, labels = biggest.get_legend_handles_labels()
@@ -67,7 +67,7 @@ def node_reward(configs, metric, out_dir):
                   f"in every round, unsmoothed, {seeds} (the paper's Figure 1).")
 
 
-def avg_reward(configs, metric, window, requested, out_dir):
+def avg_reward(configs, metric, window, requested, out_dir, prefix=""):
     """Figure 2: agent-averaged reward, moving average, min/max band across agents."""
     fig, axes = _panels(len(configs))
     for ax, c in zip(axes, configs):
@@ -86,7 +86,7 @@ def avg_reward(configs, metric, window, requested, out_dir):
         ax.set_xlabel("round")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
-    fig.suptitle(f"Agent-averaged reward, MA {window}, {REWARD_NAMES[metric]}", fontsize=11)
+    fig.suptitle(f"{prefix}Agent-averaged reward, MA {window}, {REWARD_NAMES[metric]}", fontsize=11)
     suffix = "own" if metric == "reward_own" else "train"
     name = _save(fig, out_dir, f"fig2_avg_reward_{suffix}.png", axes[0].get_legend_handles_labels())
     shrunk = (f"window {window} rounds (the paper's {requested}, shrunk to fit runs of "
@@ -99,7 +99,7 @@ def avg_reward(configs, metric, window, requested, out_dir):
                   f"lowest to highest agent's own moving average (the paper's Figure 2).{seeds}")
 
 
-def compare(configs, window, out_dir):
+def compare(configs, window, out_dir, prefix=""):
     """All configurations on one axes: agent-averaged moving average, own and training batch."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, metric in zip(axes, ("reward_own", "reward_train")):
@@ -114,12 +114,14 @@ def compare(configs, window, out_dir):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"agent-mean reward, MA {window}")
     axes[1].legend(fontsize=8, loc="best", framealpha=0.8)
+    if prefix:
+        fig.suptitle(f"{prefix}Agent-averaged reward, MA {window}, mean over seeds", fontsize=11)
     name = _save(fig, out_dir, "fig3_compare.png")
     return name, (f"Figure 3: every configuration's agent-averaged reward (moving average over {window} rounds, mean "
                   f"over seeds), on own rollouts (left) and on the training batch (right).")
 
 
-def cumulative(configs, out_dir):
+def cumulative(configs, out_dir, prefix=""):
     """Cumulative reward summed over nodes against rounds: the table's numbers as they grow."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, metric in zip(axes, ("reward_own", "reward_train")):
@@ -135,13 +137,15 @@ def cumulative(configs, out_dir):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("cumulative reward (sum over nodes)")
     axes[0].legend(fontsize=8, loc="upper left", framealpha=0.8)
+    if prefix:
+        fig.suptitle(f"{prefix}Cumulative reward summed over nodes", fontsize=11)
     name = _save(fig, out_dir, "fig4_cumulative.png")
     many = any(len(c.runs) > 1 for c in configs)
     return name, ("Figure 4: cumulative reward summed over nodes up to each round, own rollouts (left) and training "
                   "batch (right)" + ("; lines are means over seeds, bands min/max over seeds." if many else "."))
 
 
-def eval_pass1(configs, cms, out_dir):
+def eval_pass1(configs, cms, out_dir, prefix=""):
     """pass@1 on held-out questions against rounds: node mean, min/max across nodes."""
     if not any(cm["eval"]["rounds"].size for cm in cms):
         return None
@@ -168,6 +172,8 @@ def eval_pass1(configs, cms, out_dir):
                     capsize=3, color=f"C{i % 10}", label=c.label)
     ax.set_xlabel("round")
     ax.set_ylabel("pass@1, held-out questions")
+    if prefix:
+        ax.set_title(f"{prefix}pass@1 on held-out questions", fontsize=11)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best", framealpha=0.8)
     name = _save(fig, out_dir, "fig5_eval_pass1.png")
@@ -196,3 +202,47 @@ def time_split(configs, cms, out_dir):
     name = _save(fig, out_dir, "fig6_time_split.png")
     return name, ("Figure 6: where a round's time goes on a node (generate = own completions and scoring, exchange = "
                   "encode/send/receive/verify, train = GRPO step, wait = blocked on peers, eval = held-out pass@1).")
+
+
+def paired_changes(panels, arms, out_dir, name="fig_changes.png", title=""):
+    """Forest plot of paired changes (analysis.paired): one panel per metric, one row per
+    comparison, one marker per arm at the relative change (%) with its 95% CI as a bar (hollow
+    marker and no bar where there is no CI). panels = [(panel title, [(row label, {arm: p})])]."""
+    if not panels:
+        return None
+    n_rows = max(len(rows) for _, rows in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.6, 0.55 * n_rows + 1.6), sharey=True,
+                             squeeze=False)
+    axes = list(axes.flat)
+    handles = {}
+    for ax, (panel_title, rows) in zip(axes, panels):
+        labels = [label for label, _ in rows]
+        for i, arm in enumerate(arms):
+            off = (i - (len(arms) - 1) / 2) * 0.18
+            for y, (_, by_arm) in enumerate(rows):
+                p = by_arm.get(arm)
+                if p is None or not np.isfinite(p["rel"]):
+                    continue
+                x = 100 * p["rel"]
+                color = f"C{i % 10}"
+                if np.isfinite(p["rel_lo"]):
+                    h = ax.errorbar(x, y + off, xerr=[[x - 100 * p["rel_lo"]], [100 * p["rel_hi"] - x]], fmt="o",
+                                    color=color, ms=5, capsize=3, lw=1.4)
+                else:
+                    h = ax.plot(x, y + off, "o", mfc="none", color=color, ms=5)[0]
+                handles.setdefault(arm, h)
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
+        ax.set_title(panel_title, fontsize=10)
+        ax.set_xlabel("change vs reference, % (95% CI)")
+        ax.grid(alpha=0.3, axis="x")
+    axes[0].set_ylabel("comparison (paired by seed)")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    legend = ([handles[a] for a in arms if a in handles], [a for a in arms if a in handles])
+    _save(fig, out_dir, name, legend if legend[0] else None)
+    return name, ("Paired changes: for each comparison the mean over seeds of the per-seed difference, as a "
+                  "percentage of the reference's mean over the same seeds, with its 95% Student t interval "
+                  "(bars; a hollow marker has no interval: one paired seed). A bar crossing 0 is not significant "
+                  "at 95%.")
