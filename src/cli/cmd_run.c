@@ -125,6 +125,32 @@ static const char* json_number(double x, char* buf, size_t n) {
 /* Per-node totals gathered for the summary. */
 enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
 
+/* The learning window of the summary: a node's mean own reward over its first and last
+ * `window` rounds (a fifth of the run, at most 50 rounds), read back from its own log, so a
+ * reader sees whether own reward rose rather than only a cumulative total. */
+static int summary_window(int rounds) {
+    int w = rounds / 5;
+    return w < 1 ? 1 : w > 50 ? 50 : w;
+}
+
+static void own_reward_window(const char* log_path, int rounds, double first_last[2]) {
+    first_last[0] = first_last[1] = NAN;
+    double* col = mallocCheck(sizeof(double) * (rounds > 0 ? rounds : 1));
+    int64_t n = 0;
+    char err[256];
+    if (rounds > 0 && !h5log_read_column(log_path, "reward_own", col, rounds, &n, err, sizeof err) && n > 0) {
+        int w = summary_window((int)n);
+        double a = 0, b = 0;
+        for (int i = 0; i < w; i++) {
+            a += col[i];
+            b += col[n - w + i];
+        }
+        first_last[0] = a / w;
+        first_last[1] = b / w;
+    }
+    free(col);
+}
+
 int cmd_run(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
@@ -356,12 +382,25 @@ int cmd_run(int argc, char** argv) {
     h5log_close(h5);
     double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
     mpiCheck(MPI_Gather(totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, comm));
+    double window[2], *windows = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
+    {
+        char own_log[32];
+        snprintf(own_log, sizeof own_log, "node_%04d.h5", rank);
+        char* p = path_join(dir, own_log);
+        own_reward_window(p, rounds, window);
+        free(p);
+    }
+    mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, comm));
     if (rank == 0) {
         double wall = bench_now() - t_start;
         logf_both(runlog, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n",
                   size, rounds, wall);
-        logf_both(runlog, "%-6s %4s %4s %12s %12s %9s %9s %9s %10s\n", "node", "I", "J", "cum own", "cum train",
-                  "ext/round", "rejected", "eval last", "s/round");
+        int w = summary_window(rounds);
+        char first_h[24], last_h[24];
+        snprintf(first_h, sizeof first_h, "own 1-%d", w);
+        snprintf(last_h, sizeof last_h, "own last %d", w);
+        logf_both(runlog, "%-6s %4s %4s %12s %12s %10s %11s %9s %9s %9s %10s\n", "node", "I", "J", "cum own", "cum train",
+                  first_h, last_h, "ext/round", "rejected", "eval last", "s/round");
         double sum_own = 0, sum_train = 0;
         char num[32];
         char* path = path_join(dir, "summary.json");
@@ -372,19 +411,30 @@ int cmd_run(int argc, char** argv) {
             const double* t = all + (size_t)k * S_COUNT;
             sum_own += t[S_OWN];
             sum_train += t[S_TRAIN];
-            logf_both(runlog, "%-6d %4ld %4ld %12.2f %12.2f %9.2f %9.0f %9.3f %10.3f\n", k,
+            const double* wk = windows + 2 * (size_t)k;
+            logf_both(runlog, "%-6d %4ld %4ld %12.2f %12.2f %10.3f %11.3f %9.2f %9.0f %9.3f %10.3f\n", k,
                       config_node_int(cfg, k, "sampling.local"), config_node_int(cfg, k, "sampling.external"), t[S_OWN],
-                      t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
+                      t[S_TRAIN], wk[0], wk[1], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
                       rounds ? t[S_TIME] / rounds : 0.0);
+            char num2[32], num3[32];
             fprintf(js,
                     "%s{\"node\": %d, \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"external_per_round\": "
-                    "%.17g, \"rejected\": %.17g, \"eval_last\": %s}",
+                    "%.17g, \"rejected\": %.17g, \"eval_last\": %s, \"own_first_window\": %s, \"own_last_window\": %s}",
                     k ? ", " : "", k, t[S_OWN], t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ],
-                    json_number(t[S_EVAL_LAST], num, sizeof num));
+                    json_number(t[S_EVAL_LAST], num, sizeof num), json_number(wk[0], num2, sizeof num2),
+                    json_number(wk[1], num3, sizeof num3));
         }
-        fprintf(js, "], \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g}\n", sum_own, sum_train);
+        double first = 0, last = 0;
+        for (int k = 0; k < size; k++) {
+            first += windows[2 * (size_t)k] / size;
+            last += windows[2 * (size_t)k + 1] / size;
+        }
+        fprintf(js, "], \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"window_rounds\": %d}\n", sum_own,
+                sum_train, w);
         fcloseCheck(js);
-        logf_both(runlog, "%-6s %9s %12.2f %12.2f\n", "total", "", sum_own, sum_train);
+        logf_both(runlog, "%-6s %9s %12.2f %12.2f %10.3f %11.3f\n", "total", "", sum_own, sum_train, first, last);
+        logf_both(runlog, "own reward, mean of the nodes: %.3f over rounds 1-%d, %.3f over the last %d rounds (%+.3f)\n",
+                  first, w, last, w, last - first);
         logf_both(runlog, "run directory: %s (run.h5, node_NNNN.h5, config.ini, run.log, summary.json)\n", dir);
         fclose(runlog);
         char* done = path_join(dir, "DONE");
@@ -393,6 +443,7 @@ int cmd_run(int argc, char** argv) {
         fcloseCheck(f);
         free(done);
         free(all);
+        free(windows);
     }
     node_free(node);
     config_free(cfg);

@@ -635,3 +635,39 @@ int h5log_write_run_index(const char* run_h5_path, int n_nodes, const char* cons
     free(tmp);
     return rc;
 }
+
+int h5log_read_column(const char* path, const char* name, double* out, int64_t max, int64_t* n, char* err,
+                      size_t errlen) {
+    *n = 0;
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (file < 0) return set_error(err, errlen, "h5log: cannot open %s to read", path);
+    int rc = -1;
+    hid_t d = H5Lexists(file, name, H5P_DEFAULT) > 0 ? H5Dopen2(file, name, H5P_DEFAULT) : -1;
+    if (d < 0) {
+        set_error(err, errlen, "h5log: %s has no column \"%s\"", path, name);
+    } else {
+        hid_t type = H5Dget_type(d), space = H5Dget_space(d);
+        hsize_t dims[2] = {0, 0};
+        int nd = H5Sget_simple_extent_ndims(space);
+        if (H5Tget_class(type) != H5T_FLOAT || nd != 1) {
+            set_error(err, errlen, "h5log: %s column \"%s\" is not a float column", path, name);
+        } else {
+            H5Sget_simple_extent_dims(space, dims, NULL);
+            hsize_t count = dims[0] < (hsize_t)max ? dims[0] : (hsize_t)max, start = 0;
+            hid_t ms = H5Screate_simple(1, &count, NULL);
+            H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL);
+            if (count == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, ms, space, H5P_DEFAULT, out) >= 0) {
+                *n = (int64_t)count;
+                rc = 0;
+            } else {
+                set_error(err, errlen, "h5log: reading %s column \"%s\" failed", path, name);
+            }
+            H5Sclose(ms);
+        }
+        H5Tclose(type);
+        H5Sclose(space);
+        H5Dclose(d);
+    }
+    H5Fclose(file);
+    return rc;
+}

@@ -82,6 +82,11 @@ int64_t h5log_last_round(const H5Log* log);
 /* Flushes and closes; NULL is fine. */
 void h5log_close(H5Log* log);
 
+/* Reads up to max values of the float column `name` of a closed log into out and sets *n to
+ * how many it read. 0, or -1 with err (no such file or column, not a float column). */
+int h5log_read_column(const char* path, const char* name, double* out, int64_t max, int64_t* n, char* err,
+                      size_t errlen);
+
 /* Writes (replaces) the run index run_h5_path: group /node with one external link per
  * node, /node/0000 ... (4 digits, more when n_nodes > 10000), each pointing at the root
  * group of node_file_relpaths[i] (relative to run_h5_path's directory), so

@@ -130,6 +130,22 @@ def test_memory_estimate_printed_and_enforced(tmp_path, warmup):
     assert not out.exists() or not any(out.iterdir()), "the run directory was written despite the memory error"
 
 
+def test_summary_learning_window(tmp_path, warmup):
+    """The end summary gives each node's mean own reward over its first and last rounds (a
+    fifth of the run) beside the totals; summary.json has the same numbers as the logs."""
+    import json
+    out = run_swarm(tmp_path, "window", ["swarm.rounds=10"], warmup)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["window_rounds"] == 2
+    for node in range(NP):
+        own = column(out, node, "reward_own")
+        entry = summary["per_node"][node]
+        assert abs(entry["own_first_window"] - own[:2].mean()) < 1e-12, (node, entry, own)
+        assert abs(entry["own_last_window"] - own[-2:].mean()) < 1e-12, (node, entry, own)
+    log = (out / "run.log").read_text()
+    assert "own 1-2" in log and "own last 2" in log and "own reward, mean of the nodes:" in log
+
+
 def test_heterogeneous_swarm(tmp_path, warmup):
     """[node.K] overrides: node 1 is a wider model from a random init, node 2 answers with
     fewer completions per question, node 3 asks more questions; everyone still trades."""
