@@ -119,3 +119,15 @@ def standard_sweep(base):
         r = np.array([[s + 0.1 * k + 0.1 * (tt % 2) for tt in t] for k in range(3)])
         paths.append(write_run(os.path.join(base, f"s22-s{seed}"), r, local=2, external=2, seed=seed))
     return paths
+
+
+def table_rows(text, heading):
+    """The data rows of the first table after a heading, as lists of cells."""
+    part = text[text.index(heading):]
+    rows = []
+    for line in part.splitlines()[1:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from synthetic_runs import ROOT
+from synthetic_runs import ROOT, table_rows
 from synthetic_summaries import write_study
 from analysis.minipaper import build
 from analysis.paired import (NO_PAIRS, NOT_SIGNIFICANT, SIGNIFICANT, UNTESTABLE, ci95, paired, t975, trend)
@@ -22,16 +22,6 @@ def cli(*args):
                           text=True, timeout=300)
 
 
-def table_after(text, heading):
-    """Data rows of the first table after the heading, as lists of cells."""
-    part = text[text.index(heading):]
-    rows = []
-    for line in part.splitlines()[1:]:
-        if line.startswith("|"):
-            rows.append([c.strip() for c in line.strip("|").split("|")])
-        elif rows:
-            break
-    return rows[2:]
 
 
 def section(text, start, end):
@@ -116,7 +106,7 @@ def test_report_header(full):
     assert text.startswith("# Mini-paper")
     assert "mpirun -np 8 sapo run experiments/minipaper/4L4E.ini swarm.seed=1" in text
     assert "Commit of the runs: abc1234. Machine: 8-core test box." in text
-    used = table_after(text, "### Summaries used")
+    used = table_rows(text, "### Summaries used")
     assert len(used) == 30 and all(row[7] == "used" for row in used), used
     assert used[0][:8] == ["`paper-8L0E-s1.npz`", "paper", "8L0E", "1", "2", "10/10", "yes", "used"], used[0]
     assert "Missing runs: none" in text and "Incomplete runs: none" in text
@@ -127,12 +117,12 @@ def test_report_header(full):
 def test_results_table(full):
     _, text = full
     paper = section(text, "## Arm: paper", "## Arm: offpolicy")
-    rows = {r[0]: r for r in table_after(paper, "#### Reward")}
+    rows = {r[0]: r for r in table_rows(paper, "#### Reward")}
     # cumulative own = 20 c: 8/0 2, 4, 6 -> 4 +- 2; 4/4 3, 6, 9 -> 6 +- 3; training batch +2 where J > 0
     assert rows["8/0"][3:5] == ["4.00 ± 2.00", "4.00 ± 2.00"], rows["8/0"]
     assert rows["4/4"][3:5] == ["6.00 ± 3.00", "8.00 ± 3.00"], rows["4/4"]
     assert rows["4/0"][3] == "2.00 ± 2.00"
-    ev = {r[0]: r for r in table_after(paper, "#### Evaluation and efficiency")}
+    ev = {r[0]: r for r in table_rows(paper, "#### Evaluation and efficiency")}
     # pass@1 v = 0.3 + 0.02 J + 0.01 s: 4/4 last 0.40 +- 0.01, last-K (rounds 4, 9) 0.35
     assert ev["4/4"][2:4] == ["0.400 ± 0.010", "0.350 ± 0.010"], ev["4/4"]
     # completions: 10 rounds x 2 nodes x I x 8; mean own per completion = 20 c / 20; per 1000: 1000 x 20 c / comp
@@ -143,7 +133,7 @@ def test_results_table(full):
 def test_paired_changes_in_report(full):
     _, text = full
     paper = section(text, "## Arm: paper", "## Arm: offpolicy")
-    own = {r[0]: r for r in table_after(paper, "#### cumulative own reward (PRIMARY)")}
+    own = {r[0]: r for r in table_rows(paper, "#### cumulative own reward (PRIMARY)")}
     h = T2 / math.sqrt(3)
     assert own["4/4 vs 8/0"] == ["4/4 vs 8/0", "3", "s1: +1.00, s2: +2.00, s3: +3.00", "+2.00",
                                  f"[{2 - h:+.2f}, {2 + h:+.2f}]", "+50.0% [-12.1%, +112.1%]",
@@ -152,13 +142,13 @@ def test_paired_changes_in_report(full):
     assert own["2/6 vs 8/0"][2:5] == ["s1: -1.00, s2: 0.00, s3: +1.00", "0.00", "[-2.48, +2.48]"]
     assert own["2/6 vs 8/0"][6] == NOT_SIGNIFICANT  # the null result is shown
     assert own["4/4 vs 4/0"][3:7] == ["+4.00", "[+1.52, +6.48]", "+200.0% [+75.8%, +324.2%]", f"**{SIGNIFICANT}**"]
-    train = {r[0]: r for r in table_after(paper, "#### cumulative training-batch reward")}
+    train = {r[0]: r for r in table_rows(paper, "#### cumulative training-batch reward")}
     assert train["4/4 vs 8/0"][3] == "+4.00" and train["4/4 vs 8/0"][6] == f"**{SIGNIFICANT}**"
     assert "genrl's logged metric, the paper's likely +94% measure" in paper
     off = section(text, "## Arm: offpolicy", "## Arms compared")
-    own_off = {r[0]: r for r in table_after(off, "#### cumulative own reward (PRIMARY)")}
+    own_off = {r[0]: r for r in table_rows(off, "#### cumulative own reward (PRIMARY)")}
     assert own_off["4/4 vs 8/0"][3:5] == ["+4.00", "[+1.52, +6.48]"], own_off  # +2 on the sharing splits
-    arms = table_after(text, "### offpolicy vs paper")
+    arms = table_rows(text, "### offpolicy vs paper")
     assert arms[0][:4] == ["6/2", "cum. own (PRIMARY)", "3", "+2.00"], arms[0]
 
 
@@ -220,11 +210,11 @@ def test_missing_incomplete_and_substituted_runs(tmp_path):
     assert "paper-2L6E-s1.npz: no DONE, 6 of 10 configured rounds logged (excluded: 6 of 10 rounds logged)" in text
     assert "`--rounds 6` compares all runs on their first 6 rounds instead" in text
     paper = section(text, "## Arm: paper", "## Arm: offpolicy")
-    own = {r[0]: r for r in table_after(paper, "#### cumulative own reward (PRIMARY)")}
+    own = {r[0]: r for r in table_rows(paper, "#### cumulative own reward (PRIMARY)")}
     assert own["2/6 vs 8/0"][1:3] == ["2", "s2: 0.00, s3: +1.00"], own["2/6 vs 8/0"]
     assert own["4/4 vs 4/0"][1:3] == ["2", "s1: +3.00, s2: +4.00"], own["4/4 vs 4/0"]
     off = section(text, "## Arm: offpolicy", "## Arms compared")
-    own = {r[0]: r for r in table_after(off, "#### cumulative own reward (PRIMARY)")}
+    own = {r[0]: r for r in table_rows(off, "#### cumulative own reward (PRIMARY)")}
     # offpolicy 4/4 vs the substituted paper 8/0: +3, +4, +5 as with its own 8/0
     assert own["4/4 vs 8/0"][2] == "s1: +3.00, s2: +4.00, s3: +5.00", own["4/4 vs 8/0"]
     assert own["6/2 vs 8/0"][1] == "2"
@@ -242,7 +232,7 @@ def test_only_one_arm_and_missing_arm(tmp_path):
     text = open(build(str(tmp_path / "sum"), str(tmp_path / "out"))).read()
     assert "**Missing runs (9):**" in text and "offpolicy-2L6E-s3" in text
     off = section(text, "## Arm: offpolicy", "## Arms compared")
-    own = {r[0]: r for r in table_after(off, "#### cumulative own reward (PRIMARY)")}
+    own = {r[0]: r for r in table_rows(off, "#### cumulative own reward (PRIMARY)")}
     assert own["4/4 vs 8/0"][1] == "0" and own["4/4 vs 8/0"][6] == NO_PAIRS
     assert "(1) Every sharing" in off and "cannot be tested" in off
 
@@ -251,7 +241,7 @@ def test_eval_by_task_optional(tmp_path):
     write_study(str(tmp_path / "sum"), eval_by_task=True)
     text = open(build(str(tmp_path / "sum"), str(tmp_path / "out"), arms=["paper"])).read()
     assert "summaries of arm 'offpolicy' are present but not reported (--arms paper)" in text
-    rows = {r[0]: r for r in table_after(text, "## Per-task fixed-set evaluation")}
+    rows = {r[0]: r for r in table_rows(text, "## Per-task fixed-set evaluation")}
     # at both evaluations task a = v + 0.1, b = v - 0.1 with v = 0.3 + 0.02 J + 0.01 s
     # 8/0: a = 0.41, 0.42, 0.43 over seeds -> 0.420 +- 0.010; 2/6: + 0.12
     assert rows["fixed_a"][1] == "0.420 ± 0.010" and rows["fixed_b"][1] == "0.220 ± 0.010", rows

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from synthetic_runs import ROOT, standard_sweep, write_run
+from synthetic_runs import ROOT, standard_sweep, table_rows, write_run
 from analysis.report import build_report
 from analysis.runs import load_run_dir, load_summary
 from analysis.summarize import summarize
@@ -22,16 +22,6 @@ def cli(module, *args):
     return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-def table_rows(text, heading):
-    """The data rows of the first table after a heading, as lists of cells."""
-    part = text[text.index(heading):]
-    rows = []
-    for line in part.splitlines()[1:]:
-        if line.startswith("|"):
-            rows.append([c.strip() for c in line.strip("|").split("|")])
-        elif rows:
-            break
-    return rows[2:]
 
 
 def test_report_tables_and_figures(tmp_path):
