@@ -277,9 +277,9 @@ def load_summary(path):
         labels = [str(x) for x in d["task_labels"]]
         task_mean = np.asarray(d["task_mean"], dtype=np.float64).reshape(len(rounds), len(labels))
         # summaries written before the fixed evaluation set have no per-task eval
-        eval_labels = [str(x) for x in d["eval_task_labels"]] if "eval_task_labels" in d else []
-        eval_mean = (np.asarray(d["eval_task_mean"], dtype=np.float64).reshape(len(rounds), len(eval_labels))
-                     if "eval_task_mean" in d else np.zeros((len(rounds), 0)))
+        eval_labels = [str(x) for x in d["eval_by_task_labels"]] if "eval_by_task_labels" in d else []
+        eval_mean = (np.asarray(d["eval_by_task"], dtype=np.float64).reshape(len(rounds), len(eval_labels))
+                     if "eval_by_task" in d and eval_labels else np.zeros((len(rounds), 0)))
         run = Run(str(d["source"]), "summary", str(d["name"]), config, n_nodes, rounds, per_node, node_mean,
                   labels, task_mean, int(d["expected_rounds"]), bool(d["done"]), [str(w) for w in d["warnings"]],
                   eval_labels, eval_mean)

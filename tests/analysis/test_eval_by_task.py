@@ -1,6 +1,7 @@
 """Per-task pass@1 on the fixed held-out set (eval_pass1_by_task): the loader averages it over
 nodes (NaN where no node evaluated or the task is not asked), summaries carry it and read it
-back, and runs logged before the dataset existed (and their summaries) still load, without it."""
+back (as eval_by_task / eval_by_task_labels, which analysis.minipaper picks up), and runs
+logged before the dataset existed (and their summaries) still load, without it."""
 import numpy as np
 
 from synthetic_runs import TASKS, write_run
@@ -32,6 +33,9 @@ def test_node_mean_and_summary_round_trip(tmp_path):
     back = load_summary(npz)
     assert back.eval_task_labels == TASKS
     assert np.array_equal(back.eval_task_mean, run.eval_task_mean, equal_nan=True)
+    from analysis.minipaper import find_eval_by_task
+    (labels, table), note = find_eval_by_task(npz, back)
+    assert note is None and labels == TASKS and np.array_equal(table, run.eval_task_mean, equal_nan=True)
 
 
 def test_older_runs_without_the_dataset(tmp_path):
@@ -39,15 +43,10 @@ def test_older_runs_without_the_dataset(tmp_path):
     run = load_run_dir(path)
     assert run.eval_task_labels == [] and run.eval_task_mean.shape == (10, 0) and not run.warnings
     (npz,) = summarize([path], str(tmp_path / "sum"), log=lambda m: None)
+    with np.load(npz) as z:
+        assert not [k for k in z.files if "eval_by_task" in k], "a summary without per-task eval has its entries"
     back = load_summary(npz)
     assert back.eval_task_labels == [] and back.eval_task_mean.shape == (10, 0)
-    # a summary written before eval_task_* existed
-    with np.load(npz) as z:
-        d = {k: z[k] for k in z.files if not k.startswith("eval_task_")}
-    older = tmp_path / "older.npz"
-    np.savez_compressed(older, **d)
-    run = load_summary(str(older))
-    assert run.eval_task_labels == [] and run.eval_task_mean.shape == (10, 0)
 
 
 def test_dataset_in_some_node_files_only_is_ignored_with_a_warning(tmp_path):
