@@ -190,8 +190,11 @@ def section_shape(configs, ms, window, figs):
 
 def section_eval(configs, ms, figs):
     lines = ["## Evaluation: pass@1 on held-out questions",
-             "Each evaluating round, every node answers run.eval_questions fresh questions once after its training "
-             "step; the value is the mean verifier score (partial credit counted), averaged over nodes and seeds."]
+             "Each evaluating round, every node answers the fixed held-out set once after its training step "
+             "(run.eval_questions questions generated from run.eval_seed, balanced over the tasks, the same for every "
+             "node, seed and configuration with the same tasks; logs from before that set existed answered "
+             "run.eval_questions fresh questions instead); the value is the mean verifier score (partial credit "
+             "counted), averaged over nodes and seeds."]
     rows = []
     for c, cm in zip(configs, ms):
         ev = cm["eval"]

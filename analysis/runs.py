@@ -27,10 +27,14 @@ NODE_FILE = re.compile(r"^node_(\d{4,})\.h5$")
 class Run:
     """One run. per_node[m] is (nodes, rounds) for PER_NODE_METRICS (all metrics when loaded
     from HDF5); node_mean[m] is (rounds,) for every logged metric; task_mean is (rounds, tasks),
-    the mean over nodes of reward_by_task (NaN where no node was asked the task)."""
+    the mean over nodes of reward_by_task (NaN where no node was asked the task);
+    eval_task_mean is (rounds, eval tasks), the mean over nodes of eval_pass1_by_task, pass@1
+    per task on the fixed held-out set (NaN where no evaluation ran or the task is not asked;
+    (rounds, 0) for runs logged before the dataset existed)."""
 
     def __init__(self, source, kind, name, config, n_nodes, rounds, per_node, node_mean,
-                 task_labels, task_mean, expected_rounds, done, warnings_):
+                 task_labels, task_mean, expected_rounds, done, warnings_, eval_task_labels=None,
+                 eval_task_mean=None):
         self.source = source
         self.kind = kind  # "hdf5" or "summary"
         self.name = name
@@ -41,6 +45,9 @@ class Run:
         self.node_mean = node_mean
         self.task_labels = task_labels
         self.task_mean = task_mean
+        self.eval_task_labels = list(eval_task_labels or [])
+        self.eval_task_mean = (np.zeros((len(rounds), 0)) if eval_task_mean is None
+                               else np.asarray(eval_task_mean, dtype=np.float64))
         self.expected_rounds = expected_rounds
         self.done = done
         self.warnings = warnings_
@@ -64,7 +71,8 @@ class Run:
         cut = {k: v[:, :n] for k, v in self.per_node.items()}
         mean = {k: v[:n] for k, v in self.node_mean.items()}
         return Run(self.source, self.kind, self.name, self.config, self.n_nodes, self.rounds[:n], cut, mean,
-                   self.task_labels, self.task_mean[:n], self.expected_rounds, self.done, list(self.warnings))
+                   self.task_labels, self.task_mean[:n], self.expected_rounds, self.done, list(self.warnings),
+                   self.eval_task_labels, self.eval_task_mean[:n])
 
 
 def nanmean_rows(a, axis=0):
@@ -80,8 +88,19 @@ def _labels(values):
     return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
 
 
+EVAL_BY_TASK = "eval_pass1_by_task"
+
+
+def _by_task(f, name, n):
+    """A (rounds, tasks) dataset and its labels, complete rows only; None when absent."""
+    if name not in f:
+        return None
+    return np.asarray(f[name][:n], dtype=np.float64), _labels(f[name].attrs.get("labels", []))
+
+
 def _read_node(path, h5py):
-    """(datasets {name: array}, reward_by_task, labels, attrs) of one node file, complete rows only."""
+    """(datasets {name: array}, reward_by_task, labels, attrs, complete rows, longest dataset,
+    eval_pass1_by_task (array, labels) or None) of one node file, complete rows only."""
     try:
         f = h5py.File(path, "r", swmr=True)
     except (OSError, ValueError) as e:
@@ -107,13 +126,14 @@ def _read_node(path, h5py):
                 data[k] = np.asarray(d[:n], dtype=np.float64 if k != "round" else np.int64)
             tasks = np.asarray(f["reward_by_task"][:n], dtype=np.float64) if "reward_by_task" in f else np.zeros((n, 0))
             labels = _labels(f["reward_by_task"].attrs.get("labels", [])) if "reward_by_task" in f else []
+            evals = _by_task(f, EVAL_BY_TASK, n)
             attrs = {k: f.attrs[k] for k in f.attrs}
             longest = max(lengths.values())
     except AnalysisError:
         raise
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise AnalysisError(f"{path}: unreadable node log ({str(e).splitlines()[0]})") from None
-    return data, tasks, labels, attrs, n, longest
+    return data, tasks, labels, attrs, n, longest, evals
 
 
 def load_run_dir(path):
@@ -160,7 +180,7 @@ def load_run_dir(path):
     if rows == 0:
         short = min(nodes, key=lambda n: n[5])[0]
         raise AnalysisError(f"{os.path.join(path, short)}: no complete round logged: nothing to analyse")
-    for fname, _, _, _, _, n, longest in nodes:
+    for fname, _, _, _, _, n, longest, _ in nodes:
         if n < longest:
             notes.append(f"{os.path.join(path, fname)}: datasets of unequal length ({n} to {longest} rows): "
                          f"a round was being written; using its {n} complete rows")
@@ -193,10 +213,24 @@ def load_run_dir(path):
         task_mean = nanmean_rows(np.stack([n[2][:rows] for n in nodes]), axis=0)
     else:
         task_mean, labels = np.zeros((rows, 0)), []
+    eval_labels, eval_mean = _eval_task_mean(path, nodes, rows, notes)
     run = Run(path, "hdf5", name, config, n_nodes, rounds, per_node, node_mean, labels, task_mean,
-              expected if expected is not None else rows, done, notes)
+              expected if expected is not None else rows, done, notes, eval_labels, eval_mean)
     _check_summary_json(run)
     return run
+
+
+def _eval_task_mean(path, nodes, rows, notes):
+    """(labels, (rows, tasks) mean over nodes of eval_pass1_by_task); empty when the logs
+    predate the dataset, or when only some node files have it (with a warning)."""
+    evals = [n[7] for n in nodes]
+    if all(e is None for e in evals):
+        return [], np.zeros((rows, 0))
+    labels = next(e[1] for e in evals if e is not None)
+    if any(e is None or e[0].ndim != 2 or e[0].shape[1] != len(labels) or e[1] != labels for e in evals) or not labels:
+        notes.append(f"{path}: {EVAL_BY_TASK} is missing or shaped differently in some node files; ignored")
+        return [], np.zeros((rows, 0))
+    return labels, nanmean_rows(np.stack([e[0][:rows] for e in evals]), axis=0)
 
 
 def _check_summary_json(run):
@@ -242,8 +276,13 @@ def load_summary(path):
                 raise AnalysisError(f"{path}: mean/{m} has {v.shape[0]} rounds, /round has {len(rounds)}")
         labels = [str(x) for x in d["task_labels"]]
         task_mean = np.asarray(d["task_mean"], dtype=np.float64).reshape(len(rounds), len(labels))
+        # summaries written before the fixed evaluation set have no per-task eval
+        eval_labels = [str(x) for x in d["eval_by_task_labels"]] if "eval_by_task_labels" in d else []
+        eval_mean = (np.asarray(d["eval_by_task"], dtype=np.float64).reshape(len(rounds), len(eval_labels))
+                     if "eval_by_task" in d and eval_labels else np.zeros((len(rounds), 0)))
         run = Run(str(d["source"]), "summary", str(d["name"]), config, n_nodes, rounds, per_node, node_mean,
-                  labels, task_mean, int(d["expected_rounds"]), bool(d["done"]), [str(w) for w in d["warnings"]])
+                  labels, task_mean, int(d["expected_rounds"]), bool(d["done"]), [str(w) for w in d["warnings"]],
+                  eval_labels, eval_mean)
     except KeyError as e:
         raise AnalysisError(f"{path}: no {e} entry: not a complete summary") from None
     run.summary_path = path

@@ -7,7 +7,9 @@ Writes DIR/<run name>.npz (numpy, compressed, no pickles) per run holding: the r
 text, seed, node count, DONE, the configured and logged rounds, the loader's warnings; per node
 and round reward_own, reward_train and eval_pass1 (float64, so cumulative sums match the HDF5
 exactly); the mean over nodes per round of every other logged metric; the node mean per round
-of reward_by_task. Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
+of reward_by_task (task_mean) and, for runs that log it, of eval_pass1_by_task (eval_by_task:
+pass@1 per task on the fixed held-out set, NaN where no evaluation ran, with eval_by_task_labels;
+what analysis.minipaper reads). Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
 Also DIR/<run name>.csv: round, mean/min/max over nodes of reward_own, reward_train and
 eval_pass1, for reading without Python."""
 import argparse
@@ -34,6 +36,9 @@ def summary_arrays(run):
         "task_labels": np.array(run.task_labels, dtype=str),
         "task_mean": run.task_mean,
     }
+    if run.eval_task_labels:  # logs from before the fixed evaluation set have none: no entry
+        d["eval_by_task"] = run.eval_task_mean
+        d["eval_by_task_labels"] = np.array(run.eval_task_labels, dtype=str)
     for m in PER_NODE_METRICS:
         d[f"node/{m}"] = run.per_node[m]
     for m, v in run.node_mean.items():

@@ -302,7 +302,8 @@ int cmd_run(int argc, char** argv) {
     struct stat log_st;
     H5Log* h5 = !node ? NULL
                 : resume && stat(log_path, &log_st) == 0 ? node_log_reopen(log_path, start - 1, err, sizeof err)
-                                                         : node_log_create(log_path, cfg, rank, size, err, sizeof err);
+                                                         : node_log_create(log_path, cfg, rank, size, &node->eval, err,
+                                                                           sizeof err);
     if (node && !h5) fprintf(stderr, "sapo run[rank %d]: %s\n", rank, err);
     free(log_path);
     if (!agree(node && h5, comm)) {
@@ -328,6 +329,10 @@ int cmd_run(int argc, char** argv) {
                       node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
                       config_string(cfg, "tasks.preset"));
         if (!quiet) logf_both(runlog, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
+        if (!quiet && node->eval.n > 0)
+            logf_both(runlog, "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
+                      node->eval.n, (long long)config_int(cfg, "run.eval_seed"), (unsigned long long)node->eval.digest,
+                      node->eval_every);
     }
 
     /* ---- the rounds ---- */

@@ -98,8 +98,11 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
     STRING("run.name", "", GLOBAL, "run name"),
-    INT("run.eval_every", "10", 0, 1e7, GLOBAL, "rounds between evaluations; 0 = never"),
-    INT("run.eval_questions", "16", 0, 100000, GLOBAL, "held-out questions per evaluation"),
+    INT("run.eval_every", "20", 0, 1e7, GLOBAL, "rounds between evaluations on the held-out set; 0 = never"),
+    INT("run.eval_questions", "256", 0, 100000, GLOBAL,
+        "size of the fixed held-out evaluation set (question i asks task i mod the tasks asked); 0 = no evaluation"),
+    INT("run.eval_seed", "1", 0, TWO_62, GLOBAL,
+        "seed of the held-out evaluation set; independent of swarm.seed: same questions on every node and run"),
     INT("run.log_every", "1", 1, 1e7, GLOBAL, "rounds between progress lines"),
     INT("run.checkpoint_every", "10", 0, 1e7, GLOBAL, "rounds between node checkpoints (model, optimizer, messages in flight); 0 = never"),
     BOOL("run.resume", "false", GLOBAL, "continue from the run directory's last checkpoint when there is one"),

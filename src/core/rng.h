@@ -16,6 +16,7 @@ typedef enum {
     RNG_EVAL = 6,      /* held-out evaluation questions */
     RNG_DATA = 7,      /* supervised warm-up data */
     RNG_BUDGET = 8,    /* the items the budget check measures (src/swarm/budget_check.c) */
+    RNG_EVAL_SET = 9,  /* the fixed held-out evaluation set (keyed by run.eval_seed, not swarm.seed) */
     RNG_TEST = 99,     /* tests and benchmarks */
 } RngPurpose;
 

@@ -142,6 +142,12 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         free(n);
         return NULL;
     }
+    /* the same on every rank (a pure function of the config), so it fails on all or none */
+    if (evalset_build(&n->eval, &n->tasks, (uint64_t)config_int(cfg, "run.eval_seed"), n->eval_questions, err, errlen)) {
+        taskset_free(&n->tasks);
+        free(n);
+        return NULL;
+    }
     /* Collective steps first, before anything that could fail on one rank alone. */
 #ifdef SAPO_HAVE_CUDA
     { /* the GPU of a CUDA node is its rank among this machine's ranks, modulo the GPUs */
@@ -208,6 +214,7 @@ void node_free(SwarmNode* n) {
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
     model_free(n->ref);
+    evalset_free(&n->eval);
     taskset_free(&n->tasks);
     pool_free(&n->pool);
     free(n->prompt_tokens);
@@ -256,29 +263,15 @@ static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, in
     }
 }
 
-/* pass@1 of one sampled answer to each of eval_questions fresh held-out questions. */
-static double node_evaluate(SwarmNode* n, int round) {
+/* pass@1 on the fixed held-out set: one answer per question, sampled with the node's gen
+ * settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task into rec. */
+static void node_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    int total = n->eval_questions;
-    Question* qs = callocCheck(total, sizeof *qs);
-    char** prompts = mallocCheck(sizeof(char*) * total);
-    char** texts = mallocCheck(sizeof(char*) * total);
-    char err[512];
-    for (int i = 0; i < total; i++) {
-        if (question_draw(&n->tasks, &rng, &qs[i], err, sizeof err)) sapo_die("evaluation question: %s", err);
-        prompts[i] = qs[i].prompt;
-    }
-    generate_texts(n, prompts, total, 1, &rng, texts, NULL);
-    double sum = 0.0;
-    for (int i = 0; i < total; i++) {
-        sum += task_reward(qs[i].slot->spec, texts[i], qs[i].entry);
-        free(texts[i]);
-        question_free(&qs[i]);
-    }
-    free(qs);
-    free(prompts);
+    char** texts = mallocCheck(sizeof(char*) * n->eval.n);
+    generate_texts(n, n->eval.prompts, n->eval.n, 1, &rng, texts, NULL);
+    rec->m[RM_EVAL_PASS1] = evalset_score(&n->eval, texts, rec->eval_by_task);
+    for (int i = 0; i < n->eval.n; i++) free(texts[i]);
     free(texts);
-    return total ? sum / total : NAN;
 }
 
 /* Corrupts an encoded message as net.fault asks (garbage and truncate act on the bytes). */
@@ -485,9 +478,9 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         nanosleep(&ts, NULL);
     }
 
-    /* ---- evaluation on fresh held-out questions ---- */
+    /* ---- evaluation on the fixed held-out set ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
-        rec->m[RM_EVAL_PASS1] = node_evaluate(n, round);
+        node_evaluate(n, round, rec);
         rec->m[RM_T_EVAL] = bench_now() - t3;
     }
 

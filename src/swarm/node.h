@@ -12,6 +12,7 @@
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
+#include "swarm/evalset.h"
 #include "swarm/exchange_p2p.h"
 #include "swarm/netem.h"
 #include "swarm/pool.h"
@@ -29,6 +30,7 @@ typedef struct {
     int n_local, n_external, n_completions; /* the paper's I, J and L */
     int filter_zero_adv;
     int eval_every, eval_questions;
+    EvalSet eval;           /* the fixed held-out set (run.eval_questions from run.eval_seed), built once */
     NodeFault fault;
     float grad_clip;
     AdamWConfig adamw;

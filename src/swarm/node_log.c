@@ -7,7 +7,9 @@
 #include "core/check.h"
 #include "model/model_from_config.h"
 
-/* The column list: every metric (float64), then reward_by_task (one float64 per task id). */
+/* The column list: every metric (float64), then reward_by_task and eval_pass1_by_task (one
+ * float64 per task id each). */
+#define NODE_LOG_COLUMNS (RM_COUNT + 2)
 static void node_log_columns(H5LogColumn* cols, const char** labels) {
     for (int i = 0; i < RM_COUNT; i++)
         cols[i] = (H5LogColumn){.name = ROUND_METRIC_NAMES[i], .kind = H5LOG_F64, .help = ROUND_METRIC_HELP[i]};
@@ -17,13 +19,20 @@ static void node_log_columns(H5LogColumn* cols, const char** labels) {
                                    .length = TASK_N_IDS,
                                    .help = "mean own reward per task id (NaN when the task was not asked)",
                                    .labels = labels};
+    cols[RM_COUNT + 1] = (H5LogColumn){.name = "eval_pass1_by_task",
+                                       .kind = H5LOG_F64_VEC,
+                                       .length = TASK_N_IDS,
+                                       .help = "pass@1 per task id on the fixed held-out set (NaN when not evaluated or "
+                                               "the task is not asked)",
+                                       .labels = labels};
 }
 
-H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, char* err, size_t errlen) {
-    H5LogColumn cols[RM_COUNT + 1];
+H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, const EvalSet* eval, char* err,
+                       size_t errlen) {
+    H5LogColumn cols[NODE_LOG_COLUMNS];
     const char* labels[TASK_N_IDS];
     node_log_columns(cols, labels);
-    H5Log* log = h5log_create(path, cols, RM_COUNT + 1, err, errlen);
+    H5Log* log = h5log_create(path, cols, NODE_LOG_COLUMNS, err, errlen);
     if (!log) return NULL;
     char* text = NULL;
     size_t len = 0;
@@ -39,6 +48,12 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
              h5log_set_attr_int(log, "local", config_node_int(cfg, rank, "sampling.local"), err, errlen) ||
              h5log_set_attr_int(log, "external", config_node_int(cfg, rank, "sampling.external"), err, errlen);
+    if (!rc && eval) {
+        char digest[17];
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)eval->digest);
+        rc = h5log_set_attr_int(log, "eval_questions", eval->n, err, errlen) ||
+             h5log_set_attr_string(log, "eval_set_digest", digest, err, errlen);
+    }
     free(text);
     if (rc) {
         h5log_close(log);
@@ -48,16 +63,17 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
 }
 
 H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, size_t errlen) {
-    H5LogColumn cols[RM_COUNT + 1];
+    H5LogColumn cols[NODE_LOG_COLUMNS];
     const char* labels[TASK_N_IDS];
     node_log_columns(cols, labels);
     int64_t last = -1;
-    return h5log_open_append(path, cols, RM_COUNT + 1, keep_through_round, &last, err, errlen);
+    return h5log_open_append(path, cols, NODE_LOG_COLUMNS, keep_through_round, &last, err, errlen);
 }
 
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen) {
-    H5LogValue values[RM_COUNT + 1];
+    H5LogValue values[NODE_LOG_COLUMNS];
     for (int i = 0; i < RM_COUNT; i++) values[i].f = rec->m[i];
     values[RM_COUNT].v = rec->reward_by_task;
+    values[RM_COUNT + 1].v = rec->eval_by_task;
     return h5log_append(log, rec->round, values, err, errlen);
 }

@@ -1,5 +1,6 @@
-/* A node's HDF5 round log: one column per RoundRecord metric plus reward_by_task, with the
- * resolved config and the node's identity as root attributes (see io/h5log.h). */
+/* A node's HDF5 round log: one column per RoundRecord metric plus reward_by_task and
+ * eval_pass1_by_task, with the resolved config, the node's identity and its evaluation set's
+ * fingerprint as root attributes (see io/h5log.h). */
 #ifndef SAPO_SWARM_NODE_LOG_H
 #define SAPO_SWARM_NODE_LOG_H
 
@@ -7,9 +8,14 @@
 
 #include "core/config.h"
 #include "io/h5log.h"
+#include "swarm/evalset.h"
 #include "swarm/round_record.h"
 
-H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, char* err, size_t errlen);
+/* eval (may be NULL): the node's evaluation set, recorded as root attributes eval_questions
+ * (its size) and eval_set_digest (16 hex digits, evalset.h's digest): equal digests, equal
+ * questions. */
+H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, const EvalSet* eval, char* err,
+                       size_t errlen);
 /* Reopens a node's log to continue a resumed run, keeping rounds <= keep_through_round. */
 H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, size_t errlen);
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen);

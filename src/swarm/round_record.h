@@ -41,7 +41,7 @@
     X(TRAIN_TOKENS, "train_tokens", "completion tokens in the training batch")                    \
     X(OFFPOLICY_WEIGHT, "offpolicy_weight", "mean importance weight min(pi/mu, grpo.tis_cap) over external tokens (grpo.external = tis); NaN when none") \
     X(OFFPOLICY_CAPPED, "offpolicy_capped", "share of those external tokens whose weight was capped at grpo.tis_cap; NaN when none") \
-    X(EVAL_PASS1, "eval_pass1", "pass@1 on fresh held-out questions; NaN when not evaluated")
+    X(EVAL_PASS1, "eval_pass1", "pass@1 on the fixed held-out set (run.eval_questions from run.eval_seed); NaN when not evaluated")
 
 #define ROUND_METRIC_ENUM(id, name, help) RM_##id,
 typedef enum { ROUND_METRICS(ROUND_METRIC_ENUM) RM_COUNT } RoundMetric;
@@ -54,9 +54,10 @@ typedef struct {
     int64_t round;
     double m[RM_COUNT];
     double reward_by_task[TASK_N_IDS]; /* mean own reward per task id; NaN when not asked */
+    double eval_by_task[TASK_N_IDS];   /* pass@1 per task id on the held-out set; NaN when not evaluated or not asked */
 } RoundRecord;
 
-/* Zeroes the metrics, NaN for eval_pass1 and every task. */
+/* Zeroes the metrics, NaN for eval_pass1 and every task of both by-task arrays. */
 void round_record_clear(RoundRecord* r, int64_t round);
 
 #endif

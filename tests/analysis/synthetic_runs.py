@@ -49,9 +49,11 @@ def config_text(local, external, seed, rounds, groups=None, extra=None, nodes=No
 
 def write_run(path, reward_own, reward_train=None, local=2, external=2, seed=1, groups=None, done=True,
               expected_rounds=None, eval_rounds=(4, 9), eval_value=None, extra=None, nodes=None, rows=None,
-              more=None):
+              more=None, eval_by_task=None):
     """reward_own: (nodes, rounds). rows = {node: n} keeps only the first n rows of that node's file;
-    more = {dataset: (nodes, rounds) array} adds datasets (columns newer logs have)."""
+    more = {dataset: (nodes, rounds) array} adds datasets (columns newer logs have);
+    eval_by_task = (nodes, rounds, 9) array writes eval_pass1_by_task (logs since the fixed
+    evaluation set; older logs lack it)."""
     reward_own = np.asarray(reward_own, dtype=float)
     n_nodes, n_rounds = reward_own.shape
     reward_train = reward_own + 0.05 if reward_train is None else np.asarray(reward_train, dtype=float)
@@ -98,6 +100,10 @@ def write_run(path, reward_own, reward_train=None, local=2, external=2, seed=1, 
             tasks[:, 7] = 0.25 * (k % 2)
             d = f.create_dataset("reward_by_task", data=tasks, maxshape=(None, len(TASKS)))
             d.attrs["labels"] = np.array(TASKS, dtype=h5py.string_dtype())
+            if eval_by_task is not None:
+                d = f.create_dataset("eval_pass1_by_task", data=np.asarray(eval_by_task, dtype=float)[k, :n],
+                                     maxshape=(None, len(TASKS)))
+                d.attrs["labels"] = np.array(TASKS, dtype=h5py.string_dtype())
     with open(os.path.join(path, "run.log"), "w") as f:
         f.write("synthetic\n")
     if done:

@@ -155,7 +155,8 @@ static void test_defaults(void) {
     CHECK(!strcmp(config_string(cfg, "tasks.preset"), "small"), "preset");
     CHECK(!strcmp(config_string(cfg, "tasks.names"), "all"), "names");
     CHECK(!strcmp(config_string(cfg, "run.out"), "") && !strcmp(config_string(cfg, "run.name"), ""), "run");
-    CHECK(config_int(cfg, "run.eval_every") == 10 && config_int(cfg, "run.eval_questions") == 16, "eval");
+    CHECK(config_int(cfg, "run.eval_every") == 20 && config_int(cfg, "run.eval_questions") == 256 &&
+              config_int(cfg, "run.eval_seed") == 1, "eval");
     CHECK(config_int(cfg, "run.log_every") == 1, "log_every");
     CHECK(config_bool(cfg, "run.resume") == 0, "resume");
     CHECK(!strcmp(config_origin(cfg, "model.n_layer"), "default"), "origin %s", config_origin(cfg, "model.n_layer"));
