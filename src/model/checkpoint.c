@@ -19,18 +19,10 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fnv1a.h"
 
 #define HEADER_BYTES 128
 
-static uint64_t fnv1a_update(uint64_t h, const void* data, size_t n) {
-    const unsigned char* p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001B3ull;
-    }
-    return h;
-}
-#define FNV_OFFSET 0xCBF29CE484222325ull
 
 static void put_u32(unsigned char* p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -60,7 +52,7 @@ int checkpoint_save(Model* m, const char* path, int with_optimizer, char* err, s
     size_t P = m->num_params;
     const float* parts[3] = {m->params_memory, m->m_memory, m->v_memory};
     int n_parts = with_optimizer ? 3 : 1;
-    uint64_t sum = FNV_OFFSET;
+    uint64_t sum = FNV1A_OFFSET;
     for (int i = 0; i < n_parts; i++) sum = fnv1a_update(sum, parts[i], P * sizeof(float));
 
     unsigned char h[HEADER_BYTES] = {0};
@@ -182,7 +174,7 @@ int checkpoint_load(Model* m, const char* path, int want_optimizer, char* err, s
         return set_error(err, errlen, "checkpoint %s: corrupted: bytes after the %llu-byte payload", path,
                          (unsigned long long)payload);
     }
-    if (fnv1a_update(FNV_OFFSET, buf, (size_t)payload) != sum) {
+    if (fnv1a_update(FNV1A_OFFSET, buf, (size_t)payload) != sum) {
         free(buf);
         return set_error(err, errlen, "checkpoint %s: checksum mismatch (the file is corrupted)", path);
     }

@@ -7,25 +7,17 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fnv1a.h"
 #include "core/rng.h"
 #include "tasks/answer.h"
 
-static uint64_t fnv1a(uint64_t h, const void* data, size_t len) {
-    const unsigned char* p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static uint64_t fnv1a_str(uint64_t h, const char* s) {
-    return fnv1a(h, s ? s : "", (s ? strlen(s) : 0) + 1); /* the NUL separates fields */
+    return fnv1a_update(h, s ? s : "", (s ? strlen(s) : 0) + 1); /* the NUL separates fields */
 }
 
 int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, char* err, size_t errlen) {
     memset(es, 0, sizeof *es);
-    es->digest = 14695981039346656037ULL;
+    es->digest = FNV1A_OFFSET;
     if (n <= 0) return 0;
     if (ts->n < 1) return set_error(err, errlen, "evaluation set: no task to ask");
     /* the asked tasks in task-id order, so "a,b" and "b,a" give the same set */
@@ -62,8 +54,8 @@ int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, cha
         es->n_by_task[q->slot->task_id]++;
         const cJSON* a = cJSON_GetObjectItem(q->entry, "answer");
         int32_t id = q->slot->task_id;
-        es->digest = fnv1a(es->digest, &id, sizeof id);
-        es->digest = fnv1a(es->digest, &q->seed, sizeof q->seed);
+        es->digest = fnv1a_update(es->digest, &id, sizeof id);
+        es->digest = fnv1a_update(es->digest, &q->seed, sizeof q->seed);
         es->digest = fnv1a_str(es->digest, text);
         es->digest = fnv1a_str(es->digest, cJSON_IsString(a) ? a->valuestring : NULL);
     }

@@ -53,9 +53,8 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fnv1a.h"
 
-#define FNV_OFFSET 0xCBF29CE484222325ull
-#define FNV_PRIME 0x100000001B3ull
 #define CHECKSUM_AT 24
 #define PAYLOAD_LEN_AT 16
 /* The smallest group: task_id, seed, index, three empty strings, an absent answer and no
@@ -63,14 +62,6 @@
 #define MIN_GROUP_BYTES (4 + 8 + 8 + 4 + 4 + 1 + 4 + 4)
 /* The smallest completion: an empty text (its u32 length) and n_logprobs = 0. */
 #define MIN_COMPLETION_BYTES (4 + 4)
-
-static uint64_t fnv1a_update(uint64_t h, const uint8_t* p, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
 
 static void pack_u16(uint8_t* p, uint16_t v) {
     p[0] = (uint8_t)v;
@@ -119,7 +110,7 @@ static void describe_bits(uint32_t b, char* out, size_t n) {
 }
 
 static uint64_t record_checksum(const uint8_t* buf, size_t len) {
-    uint64_t h = fnv1a_update(FNV_OFFSET, buf, CHECKSUM_AT);
+    uint64_t h = fnv1a_update(FNV1A_OFFSET, buf, CHECKSUM_AT);
     return fnv1a_update(h, buf + MESSAGE_HEADER_BYTES, len - MESSAGE_HEADER_BYTES);
 }
 
