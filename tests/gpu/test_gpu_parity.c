@@ -60,12 +60,36 @@ static double max_abs_diff(const float* a, const float* b, size_t n, double* mea
     return mx;
 }
 
+
 static double max_abs(const float* a, size_t n) {
     double mx = 0.0;
     for (size_t i = 0; i < n; i++)
         if (fabs(a[i]) > mx) mx = fabs(a[i]);
     return mx;
 }
+
+/* Every gradient tensor of the last backward, GPU against CPU (1e-3 of the tensor's scale),
+ * each reached by the test, and the gradient norms; what names the batch in messages. */
+static void compare_gradients(Model* cpu, Model* gpu, const char* what) {
+    float norm_c = cpu->backend->grad_norm(cpu), norm_g = gpu->backend->grad_norm(gpu);
+    gpu->backend->download(gpu);
+    size_t off = 0;
+    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
+        size_t n = cpu->tensor_sizes[t];
+        double scale = max_abs(cpu->grads_memory + off, n);
+        double d = max_abs_diff(cpu->grads_memory + off, gpu->grads_memory + off, n, NULL);
+        double tol = 1e-3 * scale + 1e-7;
+        printf("%sgrad %-9s max |diff| %.3g  max |grad| %.3g  (%.2g of tolerance)\n", what, GPT_TENSOR_NAMES[t], d,
+               scale, d / tol);
+        EXPECT(d <= tol, "%sgradient %s differs by %.3g (tolerance %.3g)", what, GPT_TENSOR_NAMES[t], d, tol);
+        EXPECT(scale > 0.0, "%sgradient %s is all zero on the CPU: the test does not reach it", what,
+               GPT_TENSOR_NAMES[t]);
+        off += n;
+    }
+    printf("%sgrad norm: cpu %.7g gpu %.7g\n", what, norm_c, norm_g);
+    EXPECT(fabs(norm_c - norm_g) <= 1e-4 * norm_c, "%sgradient norms %.7g vs %.7g", what, norm_c, norm_g);
+}
+
 
 /* Same parameters on both: the shared init plus noise (biases and LayerNorm too, so a bias
  * or gain bug cannot hide behind zeros and ones). */
@@ -125,22 +149,7 @@ static void test_training(const ModelBackend* be) {
     model_forward(gpu, inputs, targets, B, T, lp_g);
     model_backward(cpu, dlp);
     model_backward(gpu, dlp);
-    float norm_c = cpu->backend->grad_norm(cpu), norm_g = gpu->backend->grad_norm(gpu);
-    gpu->backend->download(gpu);
-    size_t off = 0;
-    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
-        size_t n = cpu->tensor_sizes[t];
-        double scale = max_abs(cpu->grads_memory + off, n);
-        double d = max_abs_diff(cpu->grads_memory + off, gpu->grads_memory + off, n, NULL);
-        double tol = 1e-3 * scale + 1e-7;
-        printf("grad %-9s max |diff| %.3g  max |grad| %.3g  (%.2g of tolerance)\n", GPT_TENSOR_NAMES[t], d, scale,
-               d / tol);
-        EXPECT(d <= tol, "gradient %s differs by %.3g (tolerance %.3g)", GPT_TENSOR_NAMES[t], d, tol);
-        EXPECT(scale > 0.0, "gradient %s is all zero on the CPU: the test does not reach it", GPT_TENSOR_NAMES[t]);
-        off += n;
-    }
-    printf("grad norm: cpu %.7g gpu %.7g\n", norm_c, norm_g);
-    EXPECT(fabs(norm_c - norm_g) <= 1e-4 * norm_c, "gradient norms %.7g vs %.7g", norm_c, norm_g);
+    compare_gradients(cpu, gpu, "");
 
     /* the GPU repeats itself bit for bit */
     float* grads_first = malloc(sizeof(float) * gpu->num_params);
@@ -204,7 +213,7 @@ static void test_training(const ModelBackend* be) {
            d_params, mean_d, n_noise, d_noise);
     EXPECT(d_noise <= 2.0 * 10 * hp.lr, "near-zero-gradient elements differ by %.3g, more than two AdamW runs can",
            d_noise);
-    off = 0;
+    size_t off = 0;
     for (int t = 0; t < GPT_NUM_TENSORS; t++) { /* where the largest differences sit */
         size_t n = cpu->tensor_sizes[t], worst = 0;
         double d = 0.0;
@@ -300,23 +309,7 @@ static void test_packed(const ModelBackend* be) {
 
     model_backward(cpu, dlp);
     model_backward(gpu, dlp);
-    float norm_c = cpu->backend->grad_norm(cpu), norm_g = gpu->backend->grad_norm(gpu);
-    gpu->backend->download(gpu);
-    size_t off = 0;
-    for (int t = 0; t < GPT_NUM_TENSORS; t++) {
-        size_t n = cpu->tensor_sizes[t];
-        double scale = max_abs(cpu->grads_memory + off, n);
-        double d = max_abs_diff(cpu->grads_memory + off, gpu->grads_memory + off, n, NULL);
-        double tol = 1e-3 * scale + 1e-7;
-        printf("packed grad %-9s max |diff| %.3g  max |grad| %.3g  (%.2g of tolerance)\n", GPT_TENSOR_NAMES[t], d,
-               scale, d / tol);
-        EXPECT(d <= tol, "packed gradient %s differs by %.3g (tolerance %.3g)", GPT_TENSOR_NAMES[t], d, tol);
-        EXPECT(scale > 0.0, "packed gradient %s is all zero on the CPU: the test does not reach it",
-               GPT_TENSOR_NAMES[t]);
-        off += n;
-    }
-    printf("packed grad norm: cpu %.7g gpu %.7g\n", norm_c, norm_g);
-    EXPECT(fabs(norm_c - norm_g) <= 1e-4 * norm_c, "packed gradient norms %.7g vs %.7g", norm_c, norm_g);
+    compare_gradients(cpu, gpu, "packed ");
 
     /* the same bits again */
     float* grads_first = malloc(sizeof(float) * gpu->num_params);
