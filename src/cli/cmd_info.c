@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cli/blas_select.h"
+#include "core/host_info.h"
 #include "cli/commands.h"
 #include "core/config.h"
 #ifdef SAPO_HAVE_CUDA
@@ -40,6 +41,9 @@ int cmd_info(int argc, char** argv) {
     char blas[256];
     blas_describe(blas, sizeof blas);
     printf("blas       %s\n", blas);
+    char cpu[512];
+    host_cpu_model(cpu, sizeof cpu);
+    printf("cpu        %s\n", cpu);
     printf("\n");
     config_print_schema(stdout);
     return 0;

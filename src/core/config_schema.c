@@ -55,7 +55,8 @@ const CfgField CONFIG_SCHEMA[] = {
     ENUM("sampling.filter", "zero_adv", "zero_adv|none", GLOBAL, "pool filter; zero_adv drops groups whose advantages are all zero"),
 
     /* [grpo] the policy-gradient step (the learning rate is optim.lr). */
-    INT("grpo.completions", "8", 1, 256, PER_NODE, "L: completions per question (group size)"),
+    INT("grpo.completions", "8", 2, 256, PER_NODE,
+        "L: completions per question (group size); at least 2, since a group of one has advantage 0 and teaches nothing"),
     INT("grpo.ppo_epochs", "1", 1, 16, GLOBAL, "optimizer steps per batch; the clip only acts above 1"),
     FLOAT("grpo.eps_low", "0.2", 0, 1, GLOBAL, "clip the ratio from below at 1 - eps_low"),
     FLOAT("grpo.eps_high", "0.28", 0, 1, GLOBAL, "clip the ratio from above at 1 + eps_high"),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
+#include "core/host_info.h"
 #include "model/model_from_config.h"
 
 /* The column list: every metric (float64), then reward_by_task and eval_pass1_by_task (one
@@ -48,6 +49,15 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
              h5log_set_attr_int(log, "local", config_node_int(cfg, rank, "sampling.local"), err, errlen) ||
              h5log_set_attr_int(log, "external", config_node_int(cfg, rank, "sampling.external"), err, errlen);
+    if (!rc) { /* the hardware and BLAS kernel: replays elsewhere may differ in the last bits */
+        char cpu[512], blas[512], kernel[64];
+        host_cpu_model(cpu, sizeof cpu);
+        host_blas_library(blas, sizeof blas);
+        host_blas_kernel(kernel, sizeof kernel);
+        rc = h5log_set_attr_string(log, "cpu_model", cpu, err, errlen) ||
+             h5log_set_attr_string(log, "blas_library", blas, err, errlen) ||
+             h5log_set_attr_string(log, "blas_kernel", kernel, err, errlen);
+    }
     if (!rc && eval) {
         char digest[17];
         snprintf(digest, sizeof digest, "%016llx", (unsigned long long)eval->digest);

@@ -6,14 +6,17 @@
   any missing external group.
 - A rank sending garbage, truncated or lying messages is counted as rejected; nobody
   crashes; the run finishes.
+- Every node log names the CPU model, the BLAS library and the sgemm kernel it ran on.
 - Config mistakes stop the run before any work with one clear message; so does a task whose
   answers mostly do not fit in gen.max_new_tokens (the budget check, with its table).
 """
+import subprocess
+
 import h5py
 import numpy as np
 import pytest
 
-from conftest import NP, BASE, column, mpirun, run_swarm
+from conftest import ENV, NP, BASE, SAPO, column, mpirun, run_swarm
 
 
 def test_same_seed_bit_identical_other_seed_differs(tmp_path, warmup):
@@ -69,6 +72,7 @@ def test_faulty_rank_is_rejected_not_fatal(tmp_path, warmup, fault, column_name,
     (["model.n_layer=abc"], "expected an integer"),
     (["sampling.local=2", "sampling.external=2"], "must equal"),
     (["model.init=/nonexistent/w.ckpt"], "model.init"),
+    (["grpo.completions=1"], "grpo.completions=1: expected an integer in [2, 256]"),  # advantage 0, silently
     (["tasks.names=no_such_task"], "unknown or unported task"),
     (["tasks.max_unanswerable=0.25"], "tasks.max_unanswerable = 0.25"),  # tiny arc_1d answers exceed 24 bytes
 ])
@@ -161,3 +165,26 @@ def test_heterogeneous_swarm(tmp_path, warmup):
     for node in range(NP):
         assert not column(out, node, "groups_rejected").any(), "groups of another size must not be rejected"
         assert (column(out, node, "external_used") == 1).all()
+
+
+def test_logs_record_cpu_and_blas_kernel(tmp_path):
+    """A replay on other hardware may differ in the last bits (OpenBLAS's kernels sum in
+    other orders); the logs must say which CPU and kernel produced them. The kernel is forced
+    with OPENBLAS_CORETYPE so the attribute is checked against a known answer."""
+    with open("/proc/cpuinfo") as f:
+        info = f.read()
+    model = next(l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name"))
+    flags = next(l for l in info.splitlines() if l.startswith("flags")).split()
+    kernel = "Haswell" if "avx2" in flags and "fma" in flags else "Prescott"
+    out = tmp_path / "hw"
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", SAPO, "run"] + BASE + [
+        "sampling.local=3", "sampling.external=0", "swarm.rounds=1", "--out", str(out), "--quiet"]
+    p = subprocess.run(cmd, env=dict(ENV, OPENBLAS_CORETYPE=kernel), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    for node in range(2):
+        with h5py.File(out / f"node_{node:04d}.h5", "r") as f:
+            attrs = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f.attrs.items()}
+        assert attrs["blas_kernel"].lower() == kernel.lower(), attrs["blas_kernel"]
+        assert attrs["cpu_model"].startswith(model), attrs["cpu_model"]
+        assert ("avx2" in attrs["cpu_model"]) == ("avx2" in flags), attrs["cpu_model"]
+        assert attrs["blas_library"].startswith("OpenBLAS"), attrs["blas_library"]

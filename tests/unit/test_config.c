@@ -563,6 +563,9 @@ static void test_override_errors(void) {
                           "expected node.K.section.key=value with K an integer in [0, 4095]");
     EXPECT_OVERRIDE_ERROR("node.4096.model.n_layer=3", "K an integer in [0, 4095]");
     EXPECT_OVERRIDE_ERROR("node.2.model.n_layer=0", "command line: node.2.model.n_layer=0: expected an integer in [1, 64]");
+    /* a group of one completion has advantage 0: it would train nothing, every round, silently */
+    EXPECT_OVERRIDE_ERROR("grpo.completions=1", "command line: grpo.completions=1: expected an integer in [2, 256]");
+    EXPECT_OVERRIDE_ERROR("node.3.grpo.completions=1", "expected an integer in [2, 256]");
     EXPECT_OVERRIDE_ERROR("run.name=a ;b", "command line: run.name=a ;b: expected one line of text without ' ;'");
     EXPECT_OVERRIDE_ERROR("run.name=a\nb", "command line: run.name=a\\x0ab: expected one line of text");
     /* d_model / n_head through overrides */

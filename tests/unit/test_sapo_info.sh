@@ -13,6 +13,7 @@ expect_line() { # regex that some line of the output must match
 }
 expect_line '^# sapo build'
 expect_line '^backends +cpu'
+expect_line '^cpu +.+ \((sse|avx|no vector)'
 expect_line '^# key +type +default +range +node +help'
 expect_line '^model\.n_layer +int +2 +\[1, 64\] +yes +'
 expect_line '^model\.d_model +int +64 +\[8, 4096\] +yes +'
