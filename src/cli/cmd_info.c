@@ -3,20 +3,32 @@
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/blas_select.h"
 #include "core/host_info.h"
 #include "cli/commands.h"
 #include "core/config.h"
+#include "swarm/round_record.h"
 #ifdef SAPO_HAVE_CUDA
 #include "cuda_backend.h"
 #endif
 
 int cmd_info(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
-        printf("usage: sapo info\nPrints the build's backends and library versions, then every config key\n"
-               "with its type, default, range or choices, whether nodes may differ, and help.\n");
+        printf("usage: sapo info [--columns]\nPrints the build's backends and library versions, then every config key\n"
+               "with its type, default, range or choices, whether nodes may differ, and help.\n"
+               "  --columns   instead, the per-round columns of a node log as a Markdown table (README's)\n");
         return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "--columns")) {
+        printf("| dataset | meaning |\n|---|---|\n");
+        for (int i = 0; i < RM_COUNT; i++) printf("| `%s` | %s |\n", ROUND_METRIC_NAMES[i], ROUND_METRIC_HELP[i]);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "sapo info: unknown argument '%s' (try --help)\n", argv[1]);
+        return 2;
     }
     unsigned h5maj, h5min, h5rel;
     H5get_libversion(&h5maj, &h5min, &h5rel);
