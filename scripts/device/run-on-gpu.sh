@@ -4,7 +4,7 @@
 # Unpacks the Debian packages of scripts/device/gather-debs.sh under a prefix (never over /),
 # configures and builds sapo with CUDA against them, then runs in order, each step under its
 # own timeout and logged, later steps running even when an earlier check fails:
-#   1. ctest -L gpu            parity with the CPU, NCCL vs MPI all-gather, 4-rank swarm
+#   1. ctest -L gpu            parity with the CPU, NCCL vs MPI all-gather (>= 2 GPUs), 4-rank swarm
 #   2. sapo bench model --backend cuda (PyTorch on the GPU beside it), and --backend cpu
 #   3. the paper's 4L4E config (else experiments/quick.ini) on 8 ranks sharing the GPU,
 #      model.backend = cuda, SAPO_GPU_ROUNDS rounds (default 300) or until its time is up
@@ -170,10 +170,7 @@ fi
 # ---- 3. the GPU tests ---------------------------------------------------------------------
 step "ctest -L gpu" 300 "$OUT/ctest-gpu.log" bash -c "cd '$B' && ctest -L gpu --output-on-failure --timeout 280"
 grep -E 'Test +#|tests passed|max \||greedy row|grad norm|AdamW|vs |FAIL|skipped' "$OUT/ctest-gpu.log" | head -60
-NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
-if [ "${NGPU:-0}" -gt 1 ]; then
-    step "NCCL all-gather on $NGPU ranks" 120 "$OUT/ctest-gpu.log" mpirun -np "$NGPU" "$B/tests/test_gpu_nccl"
-fi
+# (gpu/test_gpu_nccl starts the NCCL-vs-MPI comparison on max(2, the GPUs) ranks itself)
 say "== parity with TF32 (informational: TF32 is expected to exceed the fp32 tolerances)"
 SAPO_CUDA_TF32=1 timeout 120 "$B/tests/test_gpu_parity" 2>&1 | grep -E 'max \||FAIL|passed|failures' | head -12 \
     | tee -a "$OUT/ctest-gpu.log"

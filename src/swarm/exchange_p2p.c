@@ -152,7 +152,7 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     }
     post(p, m);
     st.sent = m->n_req;
-    st.bytes_sent = (double)m->n_req * (double)m->len;
+    st.bytes_sent = (double)m->n_req * (double)len; /* the encoded message, as bytes_received counts it */
     return st;
 }
 

@@ -19,7 +19,7 @@ typedef struct P2P P2P;
 
 typedef struct {
     int sent, dropped;      /* messages posted / withheld by netem (lost, offline peer, fanout excluded not counted) */
-    double bytes_sent;
+    double bytes_sent;      /* encoded message bytes, without the transport's 8-byte time prefix */
 } P2PSendStats;
 
 P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank);

@@ -1,5 +1,6 @@
 """Shared set-up of the swarm tests: how to launch `sapo run` under mpirun, a briefly
-warmed-up checkpoint so rewards are not all zero, and reading a node's log column."""
+warmed-up checkpoint so rewards are not all zero, reading a node's log column, and where
+the helper programs (tests/<label>/tool_*.c) are built."""
 import os
 import subprocess
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 SAPO = os.environ.get("SAPO_BIN", "build/sapo")
+BUILD = os.environ.get("SAPO_BUILD_DIR", os.path.dirname(SAPO) or "build")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1")
 NP = 4
 # A tiny model and task set: 4 ranks x a few rounds run in seconds.
@@ -43,11 +45,20 @@ def column(run_dir, node, name):
         return np.array(f[name][:n])
 
 
+def tool(name):
+    """The path of the helper program `name` (a tests/<label>/tool_*.c) in the build."""
+    return os.path.join(BUILD, "tests", name)
+
+
+def pretrain(path, extra=(), steps=150):
+    """Writes a warm-up checkpoint for BASE's model (plus `extra` keys) to path; returns it."""
+    subprocess.run([SAPO, "pretrain", f"pretrain.steps={steps}", "pretrain.batch=16", "--out", str(path), "--quiet"]
+                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))] + list(extra),
+                   env=ENV, check=True, capture_output=True, timeout=600)
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def warmup(tmp_path_factory):
     """A briefly warmed-up checkpoint for BASE's model, so rewards are not all zero."""
-    path = tmp_path_factory.mktemp("warmup") / "w.ckpt"
-    subprocess.run([SAPO, "pretrain", "pretrain.steps=150", "pretrain.batch=16", "--out", str(path), "--quiet"]
-                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))],
-                   env=ENV, check=True, capture_output=True, timeout=600)
-    return str(path)
+    return pretrain(tmp_path_factory.mktemp("warmup") / "w.ckpt")

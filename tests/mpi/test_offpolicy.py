@@ -7,12 +7,10 @@ behaviour log-probs, and the receiver trains them as the key says.
   losses and gradient norms.
 - ratio1 (the paper) and positive_only log no weight at all; positive_only and ratio1 differ.
 """
-import subprocess
-
 import numpy as np
 import pytest
 
-from conftest import BASE, ENV, NP, SAPO, column, run_swarm
+from conftest import NP, column, pretrain, run_swarm
 
 # calendar_arithmetic alone: the task a briefly warmed-up tiny model answers sometimes, so
 # groups have mixed rewards and advantages of both signs
@@ -22,11 +20,7 @@ ROUNDS = ["swarm.rounds=5"] + TASK
 
 @pytest.fixture(scope="module")
 def warmup(tmp_path_factory):
-    path = tmp_path_factory.mktemp("warmup_calendar") / "w.ckpt"
-    subprocess.run([SAPO, "pretrain", "pretrain.steps=300", "pretrain.batch=16", "--out", str(path), "--quiet"]
-                   + [a for a in BASE if a.startswith(("model.", "gen.", "tasks."))] + TASK,
-                   env=ENV, check=True, capture_output=True, timeout=600)
-    return str(path)
+    return pretrain(tmp_path_factory.mktemp("warmup_calendar") / "w.ckpt", TASK, steps=300)
 
 
 def test_tis_weights_logged_and_bounded(tmp_path, warmup):

@@ -1,6 +1,7 @@
 /* Received groups are trusted for nothing: an honest group passes and is re-scored by the
  * receiver's verifier; a lying answer, a made-up config, an unknown task or a bad size is
- * rejected with its own verdict. */
+ * rejected with its own verdict; so is a group whose question and answer are right but whose
+ * metadata (what verifiers may read) was changed, extended, dropped or is not JSON. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,27 @@ int main(void) {
     RolloutGroup other_question = g;
     other_question.question = "What is 1 + 1?";
     EXPECT(group_verify(&other_question, 8, rewards, why, sizeof why) == GROUP_MISMATCH, "a swapped question passed");
+    /* the metadata alone differs: one value changed, one key added, none at all, not JSON */
+    cJSON* forged_meta = cJSON_Duplicate(cJSON_GetObjectItem(q.entry, "metadata"), 1);
+    cJSON* factor = cJSON_GetObjectItem(forged_meta, "reduction_factor");
+    EXPECT(cJSON_IsNumber(factor), "fraction_simplification metadata has no reduction_factor");
+    if (cJSON_IsNumber(factor)) cJSON_SetNumberValue(factor, factor->valuedouble + 1);
+    char* changed = cJSON_PrintUnformatted(forged_meta);
+    cJSON_AddBoolToObject(forged_meta, "forged", 1);
+    char* extended = cJSON_PrintUnformatted(forged_meta);
+    cJSON_Delete(forged_meta);
+    char* const metas[] = {changed, extended, NULL, "{\"source_dataset\": "};
+    const char* what[] = {"a changed metadata value", "an extra metadata key", "no metadata", "metadata that is not JSON"};
+    for (int m = 0; m < 4; m++) {
+        RolloutGroup forged = g;
+        forged.metadata_json = metas[m];
+        EXPECT(group_verify(&forged, 8, rewards, why, sizeof why) == GROUP_MISMATCH, "a group with %s passed", what[m]);
+        EXPECT_MSG(why, "metadata differ");
+    }
+    free(changed);
+    free(extended);
+    why[0] = 0;
+    EXPECT(group_verify(&g, 8, rewards, why, sizeof why) == GROUP_OK, "the untouched group is now rejected: %s", why);
     RolloutGroup made_up = g;
     made_up.config_json = "{\"min_value\": 1, \"max_value\": 1000000000, \"min_factor\": 2, \"max_factor\": 4, \"styles\": [\"plain\"]}";
     EXPECT(group_verify(&made_up, 8, rewards, why, sizeof why) == GROUP_BAD_CONFIG, "a made-up config passed");
