@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "tasks/answer.h"
+#include "tasks/pyjson.h"
 #include "tasks/registry.h"
 #include "tasks/task_common.h"
 
@@ -233,14 +234,20 @@ static int score_line(const cJSON* line, double* score, char* err, size_t errlen
 
     const cJSON* task = cJSON_GetObjectItemCaseSensitive(line, "task");
     const char* name = NULL;
+    size_t name_len = 0;
     if (task) {
         if (!cJSON_IsString(task)) return set_error(err, errlen, "field \"task\" must be a string (a task name)");
-        name = task->valuestring;
+        name = pyjson_string(task, &name_len);
     } else {
         const cJSON* src = cJSON_GetObjectItemCaseSensitive(metadata, "source_dataset");
         if (!cJSON_IsString(src))
             return set_error(err, errlen, "missing field \"task\" (and no entry.metadata.source_dataset to fall back on)");
-        name = src->valuestring;
+        name = pyjson_string(src, &name_len);
+    }
+    if (strlen(name) != name_len) {
+        char known[512];
+        known_tasks(known, sizeof known);
+        return set_error(err, errlen, "unknown task '%s\\u0000...' (expected one of: %s)", name, known);
     }
     const TaskSpec* spec = lookup_task(name, err, errlen);
     if (!spec) return -1;
@@ -249,15 +256,18 @@ static int score_line(const cJSON* line, double* score, char* err, size_t errlen
     const cJSON* answer = cJSON_GetObjectItemCaseSensitive(line, "answer");
     if (completion && answer)
         return set_error(err, errlen, "give either \"completion\" (text to extract the answer from) or \"answer\", not both");
+    size_t len = 0;
     if (completion) {
         if (!cJSON_IsString(completion)) return set_error(err, errlen, "field \"completion\" must be a string");
-        *score = task_reward(spec, completion->valuestring, entry);
+        const char* text = pyjson_string(completion, &len);
+        *score = task_reward_n(spec, text, len, entry);
         return 0;
     }
     if (answer) {
         if (!cJSON_IsString(answer) && !cJSON_IsNull(answer))
             return set_error(err, errlen, "field \"answer\" must be a string or null");
-        *score = spec->score(cJSON_IsString(answer) ? answer->valuestring : NULL, entry);
+        const char* text = pyjson_string(answer, &len); /* NULL for null: Python None */
+        *score = spec->score(text, len, entry);
         return 0;
     }
     return set_error(err, errlen, "missing field \"completion\" or \"answer\" (what to score)");
@@ -269,22 +279,73 @@ static int blank(const char* s, size_t n) {
     return 1;
 }
 
+#define SCORE_DEFAULT_MAX_LINE ((size_t)1 << 20)
+#define SCORE_MAX_MAX_LINE ((size_t)1 << 30)
+
+typedef enum { LINE_EOF, LINE_OK, LINE_TOO_LONG, LINE_READ_ERROR } LineStatus;
+
+/* Reads one line, without its '\n', into *buf (grown up to max bytes, not terminated): a
+ * longer line is read on to its end and dropped, so memory stays within the limit. */
+static LineStatus score_read_line(FILE* in, char** buf, size_t* cap, size_t max, size_t* len) {
+    size_t n = 0;
+    int c, any = 0, too_long = 0;
+    while ((c = getc_unlocked(in)) != EOF) {
+        any = 1;
+        if (c == '\n') break;
+        if (too_long) continue;
+        if (n == max) {
+            too_long = 1;
+            continue;
+        }
+        if (n == *cap) {
+            size_t grown = *cap ? 2 * *cap : 4096;
+            if (grown > max) grown = max;
+            char* p = realloc(*buf, grown);
+            if (!p) sapo_die("out of memory reading a line of %zu bytes", grown);
+            *buf = p;
+            *cap = grown;
+        }
+        (*buf)[n++] = (char)c;
+    }
+    *len = n;
+    if (ferror(in)) return LINE_READ_ERROR;
+    if (!any) return LINE_EOF;
+    return too_long ? LINE_TOO_LONG : LINE_OK;
+}
+
 static int tasks_score(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
-        printf("usage: sapo tasks score [FILE|-]\n"
+        printf("usage: sapo tasks score [--max-line-bytes N] [FILE|-]\n"
                "Reads JSON lines (FILE, or stdin when absent or -), each\n"
                "  {\"task\": NAME, \"entry\": {\"question\", \"answer\", \"metadata\"}, \"completion\": TEXT}\n"
                "or the same with \"answer\": TEXT|null in place of \"completion\". A completion is reduced to\n"
                "its last <answer>...</answer> (stripped) as rl-swarm does and scored; no answer scores 0.\n"
                "With \"answer\" the verifier scores that text directly (null is Python None).\n"
                "\"task\" may be left out when entry.metadata.source_dataset names the task.\n"
+               "A line is read as Python's json.loads(line.decode(\"utf-8\")) reads it: invalid UTF-8 and\n"
+               "anything Python's json refuses are errors; \\u0000 inside a string is kept; a lone\n"
+               "surrogate escape other than \\udc80-\\udcff is an error (docs/TASKS.md has the rules).\n"
                "Writes one JSON line per non-blank input line: {\"line\": N, \"score\": X} (X printed with\n"
                "17 significant digits) or {\"line\": N, \"error\": WHY}. Every good line is scored; the exit\n"
-               "status is 1 when any line had an error (each also reported on stderr), else 0.\n");
+               "status is 1 when any line had an error (each also reported on stderr), else 0.\n"
+               "  --max-line-bytes N  a longer line (without its newline) is an error, read past\n"
+               "                      and not parsed (default 1048576, at most 1073741824)\n");
         return 0;
     }
     const char* path = NULL;
+    size_t max_line = SCORE_DEFAULT_MAX_LINE;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-line-bytes")) {
+            int64_t v;
+            if (i + 1 >= argc || parse_i64(argv[i + 1], &v) != 0 || v < 1 || (uint64_t)v > SCORE_MAX_MAX_LINE) {
+                fprintf(stderr, "sapo tasks score: --max-line-bytes needs an integer from 1 to %zu, got '%s'\n",
+                        SCORE_MAX_MAX_LINE, i + 1 < argc ? argv[i + 1] : "(nothing)");
+                return 2;
+            }
+            max_line = (size_t)v;
+            i++;
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "sapo tasks score: unknown option '%s' (see --help)\n", argv[i]);
             return 2;
@@ -306,27 +367,22 @@ static int tasks_score(int argc, char** argv) {
         label = path;
     }
     char* buf = NULL;
-    size_t cap = 0;
-    ssize_t got;
+    size_t cap = 0, n;
     long long lineno = 0, n_err = 0, n_ok = 0;
     char err[ERRLEN];
-    while ((got = getline(&buf, &cap, in)) != -1) {
+    LineStatus st;
+    while ((st = score_read_line(in, &buf, &cap, max_line, &n)) == LINE_OK || st == LINE_TOO_LONG) {
         lineno++;
-        size_t n = (size_t)got;
-        if (blank(buf, n)) continue;
-        const char* parse_end = NULL;
-        cJSON* obj = cJSON_ParseWithLengthOpts(buf, n, &parse_end, 0);
         double score = 0.0;
         int rc;
-        if (!obj) {
-            size_t col = parse_end && parse_end >= buf ? (size_t)(parse_end - buf) + 1 : 1;
-            rc = set_error(err, sizeof err, "not valid JSON (parse stopped at column %zu)", col);
-        } else if (parse_end && !blank(parse_end, n - (size_t)(parse_end - buf))) {
-            rc = set_error(err, sizeof err, "text after the JSON value at column %zu", (size_t)(parse_end - buf) + 1);
+        if (st == LINE_TOO_LONG) {
+            rc = set_error(err, sizeof err, "line longer than %zu bytes (--max-line-bytes): not parsed", max_line);
         } else {
-            rc = score_line(obj, &score, err, sizeof err);
+            if (blank(buf, n)) continue;
+            cJSON* obj = pyjson_parse(buf, n, err, sizeof err);
+            rc = obj ? score_line(obj, &score, err, sizeof err) : -1;
+            cJSON_Delete(obj);
         }
-        cJSON_Delete(obj);
         if (rc == 0 && !isfinite(score)) rc = set_error(err, sizeof err, "verifier returned a non-finite score");
         if (rc == 0) {
             printf("{\"line\":%lld,\"score\":%.17g}\n", lineno, score);
@@ -341,10 +397,10 @@ static int tasks_score(int argc, char** argv) {
             n_err++;
         }
     }
-    int read_failed = ferror(in);
     free(buf);
     if (in != stdin) fclose(in);
-    if (read_failed) {
+    if (st == LINE_READ_ERROR) {
+        /* The line being read is incomplete: it is neither scored nor reported as a line. */
         fprintf(stderr, "sapo tasks score: read error on %s after line %lld\n", label, lineno);
         return 1;
     }
@@ -384,8 +440,8 @@ static const Policy POLICIES[] = {
 /* The answer a policy gives for an entry: NULL means no extractable answer (None). Returns a
  * heap string or NULL. */
 static char* policy_answer(const Policy* p, const cJSON* entry) {
-    const char* q = task_entry_question(entry);
-    const char* a = task_entry_answer(entry);
+    const char* q = task_entry_question(entry, NULL);
+    const char* a = task_entry_answer(entry, NULL);
     switch (p->kind) {
     case POL_NONE: return NULL;
     case POL_CONST: return strdup(p->text);
@@ -476,7 +532,7 @@ static int tasks_baseline(int argc, char** argv) {
             }
             for (int p = 0; p < N_POLICIES; p++) {
                 char* ans = policy_answer(&POLICIES[p], entry);
-                sum[p] += ans ? spec->score(ans, entry) : 0.0; /* no answer: reward 0 */
+                sum[p] += ans ? spec->score(ans, strlen(ans), entry) : 0.0; /* no answer: reward 0 */
                 free(ans);
             }
             n++;

@@ -7,24 +7,12 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "tasks/task_common.h"
 
 static const char OPEN_TAG[] = "<answer>";
 static const char CLOSE_TAG[] = "</answer>";
 #define OPEN_LEN (sizeof OPEN_TAG - 1)
 #define CLOSE_LEN (sizeof CLOSE_TAG - 1)
-
-/* First occurrence of needle in s[0, n), or NULL. memmem would do; kept local for clarity
- * about bounds. */
-static const char* find_bytes(const char* s, size_t n, const char* needle, size_t m) {
-    if (m == 0 || n < m) return NULL;
-    const char* end = s + (n - m);
-    for (const char* p = s; p <= end; p++) {
-        p = memchr(p, needle[0], (size_t)(end - p) + 1);
-        if (!p) return NULL;
-        if (!memcmp(p, needle, m)) return p;
-    }
-    return NULL;
-}
 
 /* Python's str.isspace() (the same set re's \s matches for str patterns). */
 static int py_isspace(uint32_t c) {
@@ -77,10 +65,10 @@ char* answer_extract_n(const char* completion, size_t len, size_t* out_len) {
     size_t best_len = 0;
     size_t pos = 0;
     for (;;) {
-        const char* open = find_bytes(completion + pos, len - pos, OPEN_TAG, OPEN_LEN);
+        const char* open = task_find_bytes(completion + pos, len - pos, OPEN_TAG, OPEN_LEN);
         if (!open) break;
         size_t body = (size_t)(open - completion) + OPEN_LEN;
-        const char* close = find_bytes(completion + body, len - body, CLOSE_TAG, CLOSE_LEN);
+        const char* close = task_find_bytes(completion + body, len - body, CLOSE_TAG, CLOSE_LEN);
         /* No closing tag after this opening one: none after any later opening either. */
         if (!close) break;
         best = completion + body;
@@ -103,10 +91,15 @@ char* answer_extract(const char* completion) {
     return completion ? answer_extract_n(completion, strlen(completion), NULL) : NULL;
 }
 
-double task_reward(const TaskSpec* spec, const char* completion, const cJSON* entry) {
-    char* answer = answer_extract(completion);
+double task_reward_n(const TaskSpec* spec, const char* completion, size_t len, const cJSON* entry) {
+    size_t n;
+    char* answer = answer_extract_n(completion, len, &n);
     if (!answer) return 0.0;
-    double r = spec->score(answer, entry);
+    double r = spec->score(answer, n, entry);
     free(answer);
     return r;
+}
+
+double task_reward(const TaskSpec* spec, const char* completion, const cJSON* entry) {
+    return completion ? task_reward_n(spec, completion, strlen(completion), entry) : 0.0;
 }

@@ -23,7 +23,10 @@ char* answer_extract(const char* completion);
 
 /* reward = spec->score(answer_extract(completion), entry), and 0 when nothing is extracted
  * (the issue's definition). rl-swarm instead hands None to the scorer; that differs only for
- * fraction_simplification, whose scorer gives None 0.01 (spec->score(NULL, entry) keeps that). */
+ * fraction_simplification, whose scorer gives None 0.01 (spec->score(NULL, 0, entry) keeps that).
+ * The completion is the `len` bytes at `completion`; U+0000 in it is ordinary text. */
+double task_reward_n(const TaskSpec* spec, const char* completion, size_t len, const cJSON* entry);
+/* The same on a NUL-terminated completion (NULL gives 0). */
 double task_reward(const TaskSpec* spec, const char* completion, const cJSON* entry);
 
 #endif

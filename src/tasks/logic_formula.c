@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "tasks/pyunicode.h"
 
 static void* lf_grow(void* p, size_t elem, int* cap, int need) {
     if (need <= *cap) return p;
@@ -306,49 +307,10 @@ int lf_entails(const LogicForm* f, const int* premises, int n_premises, int conc
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-uint32_t* lf_decode_utf8(const char* str, size_t* n_out) {
-    const unsigned char* s = (const unsigned char*)str;
-    size_t len = strlen(str), n = 0;
+uint32_t* lf_decode_utf8(const char* s, size_t len, size_t* n_out) {
     uint32_t* out = mallocCheck((len + 1) * sizeof *out);
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        int k = 0;
-        uint32_t cp = 0, min = 0;
-        if (c < 0x80) {
-            out[n++] = c;
-            i++;
-            continue;
-        } else if (c >= 0xC2 && c <= 0xDF) {
-            k = 2;
-            min = 0x80;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 3;
-            min = 0x800;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 4;
-            min = 0x10000;
-        }
-        int ok = k > 0 && i + (size_t)k <= len;
-        if (ok) {
-            cp = c & (0x7Fu >> k);
-            for (int j = 1; j < k; j++) {
-                if ((s[i + j] & 0xC0) != 0x80) {
-                    ok = 0;
-                    break;
-                }
-                cp = (cp << 6) | (s[i + j] & 0x3F);
-            }
-            if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = 0;
-        }
-        if (ok) {
-            out[n++] = cp;
-            i += (size_t)k;
-        } else {
-            out[n++] = 0xDC00u + c;
-            i++;
-        }
-    }
+    size_t n = 0;
+    for (size_t i = 0; i < len;) out[n++] = pyu_next(s, len, &i);
     *n_out = n;
     return out;
 }

@@ -72,9 +72,10 @@ int lf_count_nodes(const LogicForm* f, int root);
  * not, LF_ETOOBIG when more than max_vars distinct variables are involved. */
 int lf_entails(const LogicForm* f, const int* premises, int n_premises, int conclusion, int max_vars);
 
-/* UTF-8 to code points; each byte of an invalid sequence becomes U+DC80+byte-0x80 (as
- * Python's surrogateescape). Returns a heap array (never NULL) and its length in *n. */
-uint32_t* lf_decode_utf8(const char* s, size_t* n);
+/* s[0..len) (U+0000 included) to code points; each byte of an invalid sequence becomes
+ * U+DC80+byte-0x80 (as Python's surrogateescape). Returns a heap array (never NULL) and its
+ * length in *n. */
+uint32_t* lf_decode_utf8(const char* s, size_t len, size_t* n);
 /* Python's str.isspace() for one code point. */
 int lf_is_space(uint32_t cp);
 

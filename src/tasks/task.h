@@ -23,10 +23,11 @@ typedef struct {
      * random.Random(seed + index) exactly as the package does. Returns 0, or -1 with a
      * one-line reason in err (bad config value). */
     int (*generate)(const cJSON* config, int64_t seed, int64_t index, TaskItem* out, char* err, size_t errlen);
-    /* score_answer(answer, entry): answer may be NULL (Python None); entry is a JSON
-     * object {"question", "answer", "metadata"} as reasoning_gym emits it. Never crashes
-     * on arbitrary bytes. */
-    double (*score)(const char* answer, const cJSON* entry);
+    /* score_answer(answer, entry): the answer is the `len` bytes at `answer` (U+0000 is
+     * ordinary text; answer[len] need not be readable), or NULL for Python None; entry is a
+     * JSON object {"question", "answer", "metadata"} as reasoning_gym emits it, whose
+     * strings are read with their length (pyjson_string). Never crashes on arbitrary bytes. */
+    double (*score)(const char* answer, size_t len, const cJSON* entry);
     /* Presets as JSON config objects: rl-swarm's settings, then smaller ones. */
     const char* preset_paper;
     const char* preset_small;

@@ -123,16 +123,12 @@ static int arc_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
     return 0;
 }
 
-static double arc_score(const char* answer, const cJSON* entry) {
-    return task_default_score(answer, task_entry_answer(entry));
-}
-
 /* paper: rl-swarm's settings (the package defaults). The package requires grids of at
  * least 8 cells; small and tiny shorten the grids and the prompt (fewer examples). */
 const TaskSpec task_arc_1d = {
     .name = "arc_1d",
     .generate = arc_generate,
-    .score = arc_score,
+    .score = task_default_score_answer,
     .preset_paper = "{\"min_size\": 10, \"max_size\": 30, \"num_train\": 3}",
     .preset_small = "{\"min_size\": 8, \"max_size\": 14, \"num_train\": 2}",
     .preset_tiny = "{\"min_size\": 8, \"max_size\": 10, \"num_train\": 2}",

@@ -118,14 +118,10 @@ static int baseconv_generate(const cJSON* config, int64_t seed, int64_t index, T
     return 0;
 }
 
-static double baseconv_score(const char* answer, const cJSON* entry) {
-    return task_default_score(answer, task_entry_answer(entry));
-}
-
 const TaskSpec task_base_conversion = {
     .name = NAME,
     .generate = baseconv_generate,
-    .score = baseconv_score,
+    .score = task_default_score_answer,
     .preset_paper = "{\"min_base\": 2, \"max_base\": 16, \"min_value\": 0, \"max_value\": 1000}",
     /* min_value 1: the value 0 has the empty string as oracle in most bases, which no answer
      * can score (the default scorer gives "" 0). */

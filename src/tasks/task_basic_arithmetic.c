@@ -614,14 +614,10 @@ static int basic_generate(const cJSON* config, int64_t seed, int64_t index, Task
     return 0;
 }
 
-static double basic_score(const char* answer, const cJSON* entry) {
-    return task_default_score(answer, task_entry_answer(entry));
-}
-
 const TaskSpec task_basic_arithmetic = {
     .name = NAME,
     .generate = basic_generate,
-    .score = basic_score,
+    .score = task_default_score_answer,
     .preset_paper = "{\"min_terms\": 2, \"max_terms\": 6, \"min_digits\": 1, \"max_digits\": 4, "
                     "\"operators\": [\"+\", \"-\", \"*\", \"/\"], \"allow_parentheses\": true, "
                     "\"allow_negation\": true, \"format_style\": \"natural\", \"whitespace\": \"single\"}",

@@ -111,16 +111,12 @@ static int bf_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
     return 0;
 }
 
-static double bf_score(const char* answer, const cJSON* entry) {
-    return task_default_score(answer, task_entry_answer(entry));
-}
-
 /* Difficulty 1 (print a five-letter word) is the easiest the package offers, so every
  * preset uses it; rl-swarm uses it too. */
 const TaskSpec task_bf = {
     .name = "bf",
     .generate = bf_generate,
-    .score = bf_score,
+    .score = task_default_score_answer,
     .preset_paper = "{\"difficulty\": 1}",
     .preset_small = "{\"difficulty\": 1}",
     .preset_tiny = "{\"difficulty\": 1}",

@@ -720,16 +720,16 @@ static Val* parse_expr(Lexer* lx) {
 }
 
 /* eval(text): the value, or NULL where Python raises or the text is outside the subset. */
-static Val* py_eval_literal(const char* answer) {
-    while (*answer == ' ' || *answer == '\t') answer++;
+static Val* py_eval_literal(const char* answer, size_t n) {
+    if (memchr(answer, '\0', n)) return NULL; /* "source code string cannot contain null bytes" */
+    while (n && (*answer == ' ' || *answer == '\t')) answer++, n--;
     /* The compiler reads "\r\n" and a lone "\r" as "\n". */
-    size_t n = strlen(answer);
     char* src = mallocCheck(n + 1);
     size_t m = 0;
     for (size_t k = 0; k < n; k++) {
         if (answer[k] == '\r') {
             src[m++] = '\n';
-            if (answer[k + 1] == '\n') k++;
+            if (k + 1 < n && answer[k + 1] == '\n') k++;
         } else src[m++] = answer[k];
     }
     src[m] = '\0';
@@ -825,16 +825,17 @@ static int matrix_str(TextBuf* b, const Val* v) {
     }
 }
 
-static double matrix_score(const char* answer, const cJSON* entry) {
+static double matrix_score(const char* answer, size_t len, const cJSON* entry) {
     if (!answer) return 0.0;
-    const char* oracle = task_entry_answer(entry);
-    if (oracle && !strcmp(answer, oracle)) return 1.0;
-    Val* v = py_eval_literal(answer);
+    size_t oracle_len = 0;
+    const char* oracle = task_entry_answer(entry, &oracle_len);
+    if (oracle && len == oracle_len && !memcmp(answer, oracle, len)) return 1.0;
+    Val* v = py_eval_literal(answer, len);
     if (!v) return 0.0;
     TextBuf b = {0};
     int ok = matrix_str(&b, v) == 0;
     double score = 0.0;
-    if (ok && oracle && b.len == strlen(oracle) && (b.len == 0 || !memcmp(b.data, oracle, b.len))) score = 0.1;
+    if (ok && oracle && b.len == oracle_len && (b.len == 0 || !memcmp(b.data, oracle, b.len))) score = 0.1;
     textbuf_free(&b);
     val_free(v);
     return score;

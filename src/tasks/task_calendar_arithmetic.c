@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "tasks/pyjson.h"
 #include "tasks/pyrandom.h"
 #include "tasks/pyunicode.h"
 #include "tasks/task.h"
@@ -513,10 +514,13 @@ static int cal_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
 
 /* ---- verifier ------------------------------------------------------------------------ */
 
+/* Whether the text s[0..len) is exactly the NUL-free string word. */
+static int text_is(const char* s, size_t len, const char* word) { return strlen(word) == len && !memcmp(s, word, len); }
+
 /* The weekday that s[0..len) is exactly, or -1. */
 static int weekday_exact(const char* s, size_t len) {
     for (int k = 0; k < 7; k++)
-        if (strlen(WEEKDAYS[k]) == len && !memcmp(s, WEEKDAYS[k], len)) return k;
+        if (text_is(s, len, WEEKDAYS[k])) return k;
     return -1;
 }
 
@@ -562,13 +566,13 @@ static void py_lower(TextBuf* b, const char* s, size_t len) {
     if (!b->data) textbuf_append(b, "");
 }
 
-static double score_count(const char* answer, const char* oracle) {
+static double score_count(const char* answer, size_t len, const char* oracle, size_t oracle_len) {
     if (!oracle) return 0.0; /* None.strip(): AttributeError, caught */
     size_t b, e;
     PyInt a, o;
-    pyu_strip(answer, strlen(answer), &b, &e);
+    pyu_strip(answer, len, &b, &e);
     if (pyu_parse_int(answer + b, e - b, &a)) return 0.0;
-    pyu_strip(oracle, strlen(oracle), &b, &e);
+    pyu_strip(oracle, oracle_len, &b, &e);
     if (pyu_parse_int(oracle + b, e - b, &o)) return 0.0;
     /* An answer beyond int64 against a generated oracle (a count of at most a few hundred)
      * has exp(-5*|a-o|/o) == 0. Python returns 0 too, or raises OverflowError once |a-o|/o
@@ -585,31 +589,31 @@ static double score_count(const char* answer, const char* oracle) {
     return r > 0.0 ? r : 0.0;
 }
 
-static double cal_score(const char* answer, const cJSON* entry) {
-    if (!answer || !*answer) return 0.0;
+static double cal_score(const char* answer, size_t len, const cJSON* entry) {
+    if (!answer || !len) return 0.0;
     const cJSON* meta = task_entry_metadata(entry);
-    const cJSON* task = meta ? cJSON_GetObjectItemCaseSensitive(meta, "task") : NULL;
-    if (!cJSON_IsString(task)) return 0.0;
-    const char* oracle = task_entry_answer(entry);
-    const char* t = task->valuestring;
-    size_t len = strlen(answer), b, e;
-    if (!strcmp(t, "weekday_offset") || !strcmp(t, "weekday_of_date_from_first_date") || !strcmp(t, "weekday_of_date")) {
+    size_t tlen, oracle_len = 0, b, e;
+    const char* t = pyjson_string(meta ? cJSON_GetObjectItemCaseSensitive(meta, "task") : NULL, &tlen);
+    if (!t) return 0.0;
+    const char* oracle = task_entry_answer(entry, &oracle_len);
+    if (text_is(t, tlen, "weekday_offset") || text_is(t, tlen, "weekday_of_date_from_first_date") ||
+        text_is(t, tlen, "weekday_of_date")) {
         pyu_strip(answer, len, &b, &e);
         const char* s = answer + b;
         size_t n = e - b;
-        if (oracle && strlen(oracle) == n && !memcmp(s, oracle, n)) return 1.0;
+        if (oracle && oracle_len == n && !memcmp(s, oracle, n)) return 1.0;
         if (weekday_exact(s, n) >= 0) return 0.1;
         if (weekday_title(s, n)) return 0.05;
         return 0.0;
     }
-    if (!strcmp(t, "count_business_days") || !strcmp(t, "count_days") || !strcmp(t, "recurring_event_day"))
-        return score_count(answer, oracle);
-    if (!strcmp(t, "is_leap_year")) {
+    if (text_is(t, tlen, "count_business_days") || text_is(t, tlen, "count_days") || text_is(t, tlen, "recurring_event_day"))
+        return score_count(answer, len, oracle, oracle_len);
+    if (text_is(t, tlen, "is_leap_year")) {
         if (!oracle) return 0.0; /* None.lower() raises; see the report */
         pyu_strip(answer, len, &b, &e);
         TextBuf la = {0}, lo = {0};
         py_lower(&la, answer + b, e - b);
-        py_lower(&lo, oracle, strlen(oracle));
+        py_lower(&lo, oracle, oracle_len);
         int eq = la.len == lo.len && !memcmp(la.data, lo.data, la.len);
         textbuf_free(&la);
         textbuf_free(&lo);

@@ -309,7 +309,7 @@ static int dec_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
 
 /* The precision named in the question, or Python's default context precision. */
 static int64_t question_precision(const cJSON* entry) {
-    const char* q = task_entry_question(entry);
+    const char* q = task_entry_question(entry, NULL); /* read up to a NUL: only its head matters */
     if (!q || strncmp(q, QUESTION_HEAD, sizeof QUESTION_HEAD - 1)) return PYTHON_DEFAULT_PREC;
     const char* p = q + sizeof QUESTION_HEAD - 1;
     int64_t v = 0;
@@ -321,8 +321,9 @@ static int64_t question_precision(const cJSON* entry) {
     return v;
 }
 
-static double dec_score(const char* answer, const cJSON* entry) {
-    const char* oracle = task_entry_answer(entry);
+static double dec_score(const char* answer, size_t len, const cJSON* entry) {
+    size_t oracle_len = 0;
+    const char* oracle = task_entry_answer(entry, &oracle_len);
     if (!answer || !oracle) return 0.0;
     const int64_t places = DEFAULT_MAX_PLACES;
     PyDecContext ctx = {question_precision(entry)};
@@ -331,7 +332,7 @@ static double dec_score(const char* answer, const cJSON* entry) {
     pydec_init(&o);
     pydec_init(&d);
     double score = 0.0;
-    if (pydec_parse(&u, answer, strlen(answer)) == 0 && pydec_parse(&o, oracle, strlen(oracle)) == 0 &&
+    if (pydec_parse(&u, answer, len) == 0 && pydec_parse(&o, oracle, oracle_len) == 0 &&
         u.kind == PYDEC_FINITE && o.kind == PYDEC_FINITE) {
         /* NaN and Infinity never score: NaN - x is NaN and NaN <= tol raises; sNaN raises;
          * inf - inf raises; inf - x is inf, above any tolerance. */

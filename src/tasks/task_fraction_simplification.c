@@ -223,9 +223,9 @@ static int match_latex(const char* s, size_t len, PyInt* a, PyInt* b) {
 }
 
 /* The package's _extract_fraction: 0 with both values, -1 where it returns None. */
-static int frac_extract(const char* answer, PyInt* num, PyInt* den) {
+static int frac_extract(const char* answer, size_t len, PyInt* num, PyInt* den) {
     if (!answer) return -1; /* None.strip() raises inside the bare try */
-    size_t len = strlen(answer), b, e;
+    size_t b, e;
     pyu_strip(answer, len, &b, &e);
     while (b < e && answer[b] == '$') b++;
     while (e > b && answer[e - 1] == '$') e--;
@@ -257,13 +257,13 @@ static int meta_equals(const cJSON* meta, const char* key, const PyInt* v) {
     return 0;
 }
 
-static double frac_score(const char* answer, const cJSON* entry) {
+static double frac_score(const char* answer, size_t len, const cJSON* entry) {
     /* entry["metadata"] is read outside the package's try: a missing one raises there
      * (scored 0 here); one of another type fails inside the try, at the first lookup. */
     const cJSON* meta = cJSON_GetObjectItemCaseSensitive(entry, "metadata");
     if (!meta) return 0.0;
     PyInt num, den;
-    if (frac_extract(answer, &num, &den)) return 0.01;
+    if (frac_extract(answer, len, &num, &den)) return 0.01;
     if (!cJSON_IsObject(meta)) return 0.01;
     int r = meta_equals(meta, "simplified_numerator", &num);
     if (r < 0) return 0.01;

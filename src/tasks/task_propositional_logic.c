@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "tasks/taskcfg.h"
 #include "tasks/logic_formula.h"
+#include "tasks/pyjson.h"
 #include "tasks/pyrandom.h"
 #include "tasks/task.h"
 #include "tasks/task_common.h"
@@ -171,22 +172,23 @@ static int pl_generate(const cJSON* config, int64_t seed, int64_t index, TaskIte
 
 /* Is the one-letter string `letter` among metadata["variables"]? */
 static int pl_has_variable(const cJSON* variables, char letter) {
-    char s[2] = {letter, 0};
     for (const cJSON* v = variables->child; v; v = v->next) {
-        if (cJSON_IsString(v) && !strcmp(v->valuestring, s)) return 1;
+        size_t n;
+        const char* s = pyjson_string(v, &n);
+        if (s && n == 1 && s[0] == letter) return 1;
     }
     return 0;
 }
 
-static double pl_score(const char* answer, const cJSON* entry) {
+static double pl_score(const char* answer, size_t len, const cJSON* entry) {
     if (!answer) return 0.0;
     const cJSON* meta = task_entry_metadata(entry);
     const cJSON* variables = meta ? cJSON_GetObjectItemCaseSensitive(meta, "variables") : NULL;
     const cJSON* premises_json = meta ? cJSON_GetObjectItemCaseSensitive(meta, "premises") : NULL;
     if (!cJSON_IsArray(variables)) return 0.0;
     /* re.findall(r"([A-Z])"): every ASCII capital must name one of the task's variables. */
-    for (const char* p = answer; *p; p++) {
-        if (*p >= 'A' && *p <= 'Z' && !pl_has_variable(variables, *p)) return 0.0;
+    for (size_t k = 0; k < len; k++) {
+        if (answer[k] >= 'A' && answer[k] <= 'Z' && !pl_has_variable(variables, answer[k])) return 0.0;
     }
     if (!cJSON_IsArray(premises_json)) return 0.0;
 
@@ -197,19 +199,20 @@ static double pl_score(const char* answer, const cJSON* entry) {
     int* premises = mallocCheck(((size_t)n_premises + 1) * sizeof *premises);
     int k = 0, ok = 1;
     for (const cJSON* p = premises_json->child; p && ok; p = p->next) {
-        if (!cJSON_IsString(p)) {
+        size_t plen, n;
+        const char* text = pyjson_string(p, &plen);
+        if (!text) {
             ok = 0;
             break;
         }
-        size_t n;
-        uint32_t* cps = lf_decode_utf8(p->valuestring, &n);
+        uint32_t* cps = lf_decode_utf8(text, plen, &n);
         ok = lf_parse(&f, cps, n, &premises[k++]) == LF_OK;
         free(cps);
     }
     int root = -1;
     if (ok) {
         size_t n;
-        uint32_t* cps = lf_decode_utf8(answer, &n);
+        uint32_t* cps = lf_decode_utf8(answer, len, &n);
         ok = lf_parse(&f, cps, n, &root) == LF_OK;
         free(cps);
     }

@@ -81,7 +81,7 @@ static int cmd_score(const TaskSpec* spec) {
         int first = 1;
         for (const cJSON* a = answers->child; a; a = a->next) {
             const char* ans = cJSON_IsString(a) ? a->valuestring : NULL;
-            printf(first ? "%.17g" : ",%.17g", spec->score(ans, entry));
+            printf(first ? "%.17g" : ",%.17g", spec->score(ans, ans ? strlen(ans) : 0, entry));
             first = 0;
         }
         fputs("]}\n", stdout);

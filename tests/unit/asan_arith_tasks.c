@@ -140,7 +140,7 @@ static void test_decimal_roundtrip(void) {
 
 static double score_exact(const TaskSpec* spec, const char* ans, size_t n, const cJSON* entry) {
     char* a = exact_copy(ans, n);
-    double s = spec->score(a, entry);
+    double s = spec->score(a, n, entry);
     free(a);
     return s;
 }
@@ -189,7 +189,7 @@ static void hostile_answers(const TaskSpec* spec, const cJSON* entry, int binary
         sc = score_exact(spec, s, n, entry);
         CHECK(isfinite(sc) && sc >= 0 && sc <= 1, "bad score for random bytes");
     }
-    CHECK(spec->score(NULL, entry) == 0.0, "None scored nonzero");
+    CHECK(spec->score(NULL, 0, entry) == 0.0, "None scored nonzero");
     free(s);
 }
 
@@ -207,7 +207,7 @@ static void test_task(const char* name, const char* const* configs, size_t n_con
             if (!e) continue; /* a refused item (the package raises there too) */
             produced++;
             const char* oracle = cJSON_GetObjectItemCaseSensitive(e, "answer")->valuestring;
-            CHECK(spec->score(oracle, e) == 1.0, "%s: oracle %s does not score 1", name, oracle);
+            CHECK(spec->score(oracle, strlen(oracle), e) == 1.0, "%s: oracle %s does not score 1", name, oracle);
             if (i < 3) hostile_answers(spec, e, binary);
             cJSON_Delete(e);
         }

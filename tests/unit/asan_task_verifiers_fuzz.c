@@ -85,15 +85,18 @@ static char* mutate(const char* src) {
     return s;
 }
 
-/* Calls the verifier on a copy of answer in a buffer of exactly its size. */
+/* Calls the verifier on a copy of answer in a buffer of exactly its size, unterminated
+ * (the verifier gets the length), and one time in four with a byte turned into U+0000. */
 static void check_score(const TaskSpec* spec, const char* answer, const cJSON* entry, const char* what) {
     char* exact = NULL;
+    size_t n = 0;
     if (answer) {
-        size_t n = strlen(answer);
-        exact = malloc(n + 1);
-        memcpy(exact, answer, n + 1);
+        n = strlen(answer);
+        exact = malloc(n ? n : 1);
+        memcpy(exact, answer, n);
+        if (n && rnd_below(4) == 0) exact[rnd_below(n)] = '\0';
     }
-    double r = spec->score(exact, entry);
+    double r = spec->score(exact, n, entry);
     n_calls++;
     if (!isfinite(r) || r < 0.0 || r > 1.0) {
         if (n_fail++ < 10) fprintf(stderr, "FAIL %s %s: score %.17g outside [0, 1] for answer '%.80s'\n", spec->name, what, r, answer ? answer : "(None)");
@@ -188,7 +191,7 @@ static cJSON* damaged_entry(const cJSON* entry) {
 /* The answer a plausible policy would give: the oracle, the package's example answer, or a
  * stored field, so mutations start near what the verifier parses deeply. */
 static const char* seed_answer(const cJSON* entry) {
-    const char* a = task_entry_answer(entry);
+    const char* a = task_entry_answer(entry, NULL);
     if (a) return a;
     const cJSON* md = task_entry_metadata(entry);
     const cJSON* ex = md ? cJSON_GetObjectItemCaseSensitive(md, "example_answer") : NULL;
@@ -303,7 +306,7 @@ int main(void) {
                     check_score(spec, r, entry, "random bytes");
                     free(r);
                 }
-                const char* q = task_entry_question(entry);
+                const char* q = task_entry_question(entry, NULL);
                 if (q) check_score(spec, q, entry, "question");
                 for (int k = 0; k < 8; k++) {
                     cJSON* bad = damaged_entry(entry);

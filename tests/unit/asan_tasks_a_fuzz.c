@@ -22,7 +22,7 @@ static const TaskSpec* const SPECS[] = {&task_base_conversion, &task_fraction_si
 static int failures = 0;
 
 static void check_score(const TaskSpec* s, const char* answer, const cJSON* entry) {
-    double v = s->score(answer, entry);
+    double v = s->score(answer, answer ? strlen(answer) : 0, entry);
     if (!isfinite(v) || v < 0.0 || v > 1.0) {
         if (failures++ < 10)
             fprintf(stderr, "%s: score %g out of [0,1] for answer \"%.60s\"\n", s->name, v, answer ? answer : "(null)");

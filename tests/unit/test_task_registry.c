@@ -71,13 +71,13 @@ int main(void) {
                 }
                 CHECK(cJSON_Compare(a, b, 1), "%s %s item %d: generation is not deterministic", spec->name, pname, i);
                 distinct += !cJSON_Compare(a, c, 1);
-                CHECK(task_entry_question(a) && task_entry_metadata(a), "%s: entry lacks question/metadata", spec->name);
-                const char* oracle = task_entry_answer(a);
+                CHECK(task_entry_question(a, NULL) && task_entry_metadata(a), "%s: entry lacks question/metadata", spec->name);
+                const char* oracle = task_entry_answer(a, NULL);
                 if (oracle) {
                     size_t n = strlen(oracle);
                     char* comp = malloc(n + 64);
                     snprintf(comp, n + 64, "<think>x</think>\n<answer> %s\n</answer>", oracle);
-                    double r = task_reward(spec, comp, a), s = spec->score(oracle, a);
+                    double r = task_reward(spec, comp, a), s = spec->score(oracle, n, a);
                     CHECK(r == s, "%s: reward %.17g != score %.17g of the extracted oracle", spec->name, r, s);
                     free(comp);
                 }

@@ -1,5 +1,7 @@
 # `sapo tasks` error handling: unknown task / preset / subcommand, bad numbers, and a JSONL
-# file to `sapo tasks score` mixing good lines with bad JSON, wrong types and missing fields.
+# file to `sapo tasks score` mixing good lines with bad JSON, wrong types and missing fields;
+# then `score --max-line-bytes` (bad values, an over-long line between good ones) and the
+# messages for invalid UTF-8 and a lone surrogate, and U+0000 kept inside an answer.
 # Each bad line must give a clear error naming its line number, every good line must still be
 # scored, and the exit status must be non-zero at the end. Skips (77) the scoring part when
 # no task is ported in this build.
@@ -128,6 +130,32 @@ for p in problems:
 print(f"score: {len(out)} output lines, {len(want_error)} errors with line numbers, {len(good)} good lines scored")
 sys.exit(1 if problems else 0)
 EOF
+
+# ---- score: --max-line-bytes, U+0000 and invalid UTF-8 ------------------------------------
+expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '\(nothing\)'" "$SAPO" tasks score --max-line-bytes
+for bad in 0 -3 abc 1073741825 12x; do
+  expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '$bad'" "$SAPO" tasks score --max-line-bytes "$bad" "$TMP/in.jsonl"
+done
+expect 0 "--max-line-bytes N" "$SAPO" tasks score --help
+GOOD=$(sed -n 1p "$TMP/in.jsonl")
+LIMIT=$(printf "%s" "$GOOD" | wc -c)
+{ echo "$GOOD"; echo "$GOOD "; echo "$GOOD"; } >"$TMP/long.jsonl"
+expect 1 "long.jsonl:2: line longer than $LIMIT bytes \(--max-line-bytes\): not parsed" \
+  "$SAPO" tasks score --max-line-bytes "$LIMIT" "$TMP/long.jsonl"
+"$SAPO" tasks score --max-line-bytes "$LIMIT" - <"$TMP/long.jsonl" >"$TMP/long.out" 2>/dev/null
+grep -q '^{"line":1,"score":' "$TMP/long.out" && grep -q '^{"line":3,"score":' "$TMP/long.out" &&
+  grep -q "^{\"line\":2,\"error\":\"line longer than $LIMIT bytes" "$TMP/long.out" ||
+  fail "over-long line 2 must be an error between scored lines 1 and 3: $(cat "$TMP/long.out")"
+expect 0 '"line":3,"score"' "$SAPO" tasks score --max-line-bytes "$((LIMIT + 1))" "$TMP/long.jsonl"
+# The reported case: bf's "ab\u0000cd" against "ab" is len("ab")/len("ab\x00cd") = 0.4, not 1.
+printf '{"task":"bf","entry":{"answer":"ab","metadata":{}},"answer":"ab\\u0000cd"}\n' >"$TMP/nul.jsonl"
+if "$SAPO" tasks list --json | grep -q '"name":"bf"'; then
+  expect 0 '"score":0.40000000000000002' "$SAPO" tasks score "$TMP/nul.jsonl"
+fi
+printf '{"task":"%s","entry":{"answer":"a\x80b","metadata":{}},"answer":"x"}\n' "$TASK" >"$TMP/utf8.jsonl"
+expect 1 "utf8.jsonl:1: not valid UTF-8 \(byte 0x80 at column [0-9]+\)" "$SAPO" tasks score "$TMP/utf8.jsonl"
+printf '{"task":"%s","entry":{"answer":"\\ud800","metadata":{}},"answer":"x"}\n' "$TASK" >"$TMP/sur.jsonl"
+expect 1 "sur.jsonl:1: lone surrogate .uD800 at column [0-9]+: a C string cannot hold it" "$SAPO" tasks score "$TMP/sur.jsonl"
 
 [ "$fails" -eq 0 ] && echo "all tasks CLI checks passed" || echo "$fails failures"
 [ "$fails" -eq 0 ]
