@@ -28,6 +28,8 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("model.init_seed", "1337", 0, TWO_62, GLOBAL, "seed of the random init"),
     INT("model.micro_tokens", "4096", 64, 1 << 24, PER_NODE,
         "tokens per forward/backward micro-batch (training, prefill); bounds activation memory, results unchanged"),
+    BOOL("model.deterministic", "false", PER_NODE,
+         "fixed-order numerics of our own (no BLAS, no libm exp/log): the same bits on any CPU, BLAS, thread count or GPU; slower"),
 
     /* [optim] AdamW, shared by warm-up and GRPO. */
     FLOAT("optim.lr", "3e-4", 0, 1, PER_NODE, "learning rate"),

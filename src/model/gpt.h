@@ -22,6 +22,12 @@ typedef struct {
     int d_model;
     int n_ctx;   /* maximum sequence length (learned positions) */
     int vocab;   /* GPT_VOCAB */
+    /* model.deterministic: every product, reduction, exponential and logarithm in a fixed
+     * order of our own (det_matmul.h, det_math.h, det_attention.h), never BLAS or libm's
+     * transcendentals, so results have the same bits on any CPU, thread count, BLAS or GPU
+     * (and on the CUDA twin); generation and GRPO follow the model's setting. Not part of
+     * the shape: checkpoints load either way. */
+    int deterministic;
 } GPTConfig;
 
 #define GPT_NUM_TENSORS 16
@@ -187,6 +193,11 @@ void model_zero_grad(Model* m);
 /* Clips the global gradient norm to max_norm (0 = no clipping) like
  * torch.nn.utils.clip_grad_norm_, then takes one AdamW step. Returns the norm before. */
 float model_step(Model* m, const AdamWConfig* hp, float max_norm);
+
+/* The scalars of AdamW step `step` (1-based) shared by every backend: step_size = lr / (1 -
+ * beta1^step), decay = 1 - lr * weight_decay, bc2_sqrt = sqrt(1 - beta2^step); the powers by
+ * libm's powf, or pow_det (det_math.h) when det. */
+void adamw_scalars(const AdamWConfig* hp, long step, int det, float* step_size, float* decay, float* bc2_sqrt);
 
 /* FLOPs of one forward pass over B*T tokens (matmuls and attention, multiply-add = 2). */
 double gpt_forward_flops(const GPTConfig* cfg, int B, int T);
