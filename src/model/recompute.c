@@ -9,7 +9,7 @@
 #include "core/check.h"
 
 int recompute_logprobs(Model* m, const SamplerConfig* sc, const int* prompt, int plen, const int* completion, int n,
-                       float* out, float* logits, float* scratch) {
+                       float* out, float* forward_lp, float* logits, float* scratch) {
     if (n <= 0) return 0;
     int p = plen - 1, N = p + n, V = m->cfg.vocab;
     if (plen < 1 || plen + n - 1 > m->cfg.n_ctx) return -1;
@@ -35,6 +35,7 @@ int recompute_logprobs(Model* m, const SamplerConfig* sc, const int* prompt, int
                       .logit_scale = s.temperature > 0.0f ? 1.0f / s.temperature : 1.0f};
     model_forward_packed(m, &pb, lp);
     m->backend->get_logits(m, logits);
+    for (int i = 0; i < n && forward_lp; i++) forward_lp[i] = lp[p + i];
     for (int i = 0; i < n; i++)
         out[i] = sampler_logprob_of(logits + (size_t)(p + i) * V, V, &s, completion[i], scratch);
     free(in);
