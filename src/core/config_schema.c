@@ -100,6 +100,8 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
     STRING("run.name", "", GLOBAL, "run name"),
+    STRING("run.dump_messages", "", GLOBAL,
+           "directory where every node writes the message it sends each round (node_NNNN.rRRRRRRR.msg, for sapo verify); empty = none"),
     INT("run.eval_every", "20", 0, 1e7, GLOBAL, "rounds between evaluations on the held-out set; 0 = never"),
     INT("run.eval_questions", "256", 0, 100000, GLOBAL,
         "size of the fixed held-out evaluation set (question i asks task i mod the tasks asked); 0 = no evaluation"),
