@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "model/adamw_scalars.h"
 #include "model/cpu_layers.h"
 #include "model/det_attention.h"
 #include "model/gpt.h"

@@ -256,14 +256,6 @@ float model_step(Model* m, const AdamWConfig* hp, float max_norm) {
     return norm;
 }
 
-void adamw_scalars(const AdamWConfig* hp, long step, int det, float* step_size, float* decay, float* bc2_sqrt) {
-    float bc1 = 1.0f - (det ? pow_det(hp->beta1, step) : powf(hp->beta1, (float)step));
-    float bc2 = 1.0f - (det ? pow_det(hp->beta2, step) : powf(hp->beta2, (float)step));
-    *bc2_sqrt = sqrtf(bc2);
-    *step_size = hp->lr / bc1;
-    *decay = 1.0f - hp->lr * hp->weight_decay;
-}
-
 double gpt_forward_flops(const GPTConfig* c, int B, int T) {
     double N = (double)B * T, C = c->d_model, L = c->n_layer, V = c->vocab;
     double per_layer = 2.0 * N * C * (3 * C + C + 4 * C + 4 * C) /* qkv, proj, fc, fcproj */

@@ -194,11 +194,6 @@ void model_zero_grad(Model* m);
  * torch.nn.utils.clip_grad_norm_, then takes one AdamW step. Returns the norm before. */
 float model_step(Model* m, const AdamWConfig* hp, float max_norm);
 
-/* The scalars of AdamW step `step` (1-based) shared by every backend: step_size = lr / (1 -
- * beta1^step), decay = 1 - lr * weight_decay, bc2_sqrt = sqrt(1 - beta2^step); the powers by
- * libm's powf, or pow_det (det_math.h) when det. */
-void adamw_scalars(const AdamWConfig* hp, long step, int det, float* step_size, float* decay, float* bc2_sqrt);
-
 /* FLOPs of one forward pass over B*T tokens (matmuls and attention, multiply-add = 2). */
 double gpt_forward_flops(const GPTConfig* cfg, int B, int T);
 
