@@ -261,6 +261,16 @@ enum { PK_SEGS = 9 };
 static const int PK_LEN[PK_SEGS] = {5, 7, 4, 6, 9, 13, 1, 2, 11};
 static const int PK_PREFIX[PK_SEGS] = {-1, -1, 0, 1, 0, -1, 1, 0, 1};
 
+/* The packed batch's segments laid end to end; returns its tokens. */
+static int pk_segments(Segment segs[PK_SEGS]) {
+    int N = 0;
+    for (int k = 0; k < PK_SEGS; k++) {
+        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
+        N += PK_LEN[k];
+    }
+    return N;
+}
+
 static void test_packed(const ModelBackend* be) {
     GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
     /* capacity above the batch on every axis: the strides must use the batch, not the cap */
@@ -269,11 +279,7 @@ static void test_packed(const ModelBackend* be) {
     Model* gpu = model_create_cap(&cfg, be, &cap, 7);
     same_weights(cpu, gpu, 0.05f, 31);
     Segment segs[PK_SEGS];
-    int N = 0;
-    for (int k = 0; k < PK_SEGS; k++) {
-        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
-        N += PK_LEN[k];
-    }
+    int N = pk_segments(segs);
     int V = cfg.vocab;
     int* inputs = malloc(sizeof(int) * N);
     int* targets = malloc(sizeof(int) * N);
@@ -493,11 +499,7 @@ static void test_deterministic(const ModelBackend* be) {
     EXPECT(!memcmp(cpu->params_memory, gpu->params_memory, cpu->num_params * sizeof(float)), "deterministic init differs");
     same_weights(cpu, gpu, 0.05f, 31);
     Segment segs[PK_SEGS];
-    int N = 0;
-    for (int k = 0; k < PK_SEGS; k++) {
-        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
-        N += PK_LEN[k];
-    }
+    int N = pk_segments(segs);
     int V = cfg.vocab, inputs[100], targets[100];
     float lp_c[100], lp_g[100], dlp[100];
     float *lg_c = malloc(sizeof(float) * N * V), *lg_g = malloc(sizeof(float) * N * V);
