@@ -20,6 +20,7 @@
 extern "C" {
 #include "model/gpt.h"
 }
+#include "model/adamw_scalars.h"
 
 /* ---- which GPU ---------------------------------------------------------------------------- */
 static int g_local_rank = -1;
@@ -172,6 +173,7 @@ static void cuda_setup(Model* m) {
     const char* tf32 = getenv("SAPO_CUDA_TF32");
     s->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
     cublasCheck(cublasSetMathMode(s->ctx.blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (cuda_det_layers.cu) */
 
     s->lay_bytes = layout_bytes(N, V, T);
     Carver cv;
@@ -231,6 +233,7 @@ static void cuda_setup(Model* m) {
     CARVE(&cv, ones, N); /* bias gradients sum over at most N rows */
     CARVE(&cv, s->ctx.partials, (size_t)CUDA_COLSUM_MAX_CHUNKS * 2 * C);
     CARVE(&cv, s->ctx.sumsq, CUDA_SUMSQ_BLOCKS + 1);
+    if (c->deterministic) CARVE(&cv, s->ctx.det_scores, R * c->n_head * T);
     size_t total = 0;
     for (int i = 0; i < cv.n; i++) total += cv.bytes[i];
     cudaError_t err = cudaMalloc(&s->block, total);
@@ -552,6 +555,14 @@ static void cuda_zero_grad(Model* m) {
 static float cuda_grad_norm(Model* m) {
     CudaState* s = (CudaState*)m->state;
     double sum = 0.0;
+    if (s->ctx.det) { /* the chunks of det_math.h, added here in order as cpu_grad_norm adds them */
+        double part[DET_SUMSQ_CHUNKS];
+        cuda_det_sumsq(&s->ctx, s->grads, m->num_params);
+        to_host(s, part, s->ctx.sumsq, sizeof part);
+        stream_sync(s);
+        for (int k = 0; k < DET_SUMSQ_CHUNKS; k++) sum += part[k];
+        return (float)sqrt(sum);
+    }
     cuda_sumsq(&s->ctx, s->grads, m->num_params);
     to_host(s, &sum, s->ctx.sumsq + CUDA_SUMSQ_BLOCKS, sizeof sum);
     stream_sync(s);
@@ -562,11 +573,8 @@ static float cuda_grad_norm(Model* m) {
 static void cuda_adamw_step(Model* m, const AdamWConfig* hp, float grad_scale) {
     CudaState* s = (CudaState*)m->state;
     m->step++;
-    float bc1 = 1.0f - powf(hp->beta1, (float)m->step);
-    float bc2 = 1.0f - powf(hp->beta2, (float)m->step);
-    float bc2_sqrt = sqrtf(bc2);
-    float step_size = hp->lr / bc1;
-    float decay = 1.0f - hp->lr * hp->weight_decay;
+    float step_size, decay, bc2_sqrt;
+    adamw_scalars(hp, m->step, s->ctx.det, &step_size, &decay, &bc2_sqrt);
     cuda_adamw(&s->ctx, s->params, s->grads, s->mom1, s->mom2, m->num_params, hp->beta1, hp->beta2, hp->eps, grad_scale,
                step_size, decay, bc2_sqrt);
 }

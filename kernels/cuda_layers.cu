@@ -97,6 +97,10 @@ __global__ void cuda_layernorm_forward_kernel(float* out, float* mean, float* rs
 }
 void cuda_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp, const float* w,
                             const float* b, int N, int C) {
+    if (x->det) {
+        cuda_det_layernorm_forward(x, out, mean, rstd, inp, w, b, N, C);
+        return;
+    }
     SAPO_LAUNCH(cuda_layernorm_forward_kernel, rows_grid(N), ROW_BLOCK, 0, x->stream, out, mean, rstd, inp, w, b, N, C);
 }
 
@@ -180,6 +184,10 @@ void cuda_colsum_finish(const CudaCtx* x, float* dst, const float* partials, int
 
 void cuda_layernorm_backward(const CudaCtx* x, float* dinp, float* dw, float* db, const float* dout, const float* inp,
                              const float* w, const float* mean, const float* rstd, int N, int C) {
+    if (x->det) {
+        cuda_det_layernorm_backward(x, dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+        return;
+    }
     cuda_layernorm_backward_dinp(x, dinp, dout, inp, w, mean, rstd, N, C);
     int n_chunks = (N + 63) / 64; /* at least 64 rows a chunk, at most CUDA_COLSUM_MAX_CHUNKS chunks */
     if (n_chunks > CUDA_COLSUM_MAX_CHUNKS) n_chunks = CUDA_COLSUM_MAX_CHUNKS;
@@ -202,6 +210,10 @@ void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const f
     const float one = 1.0f, zero = 0.0f;
     /* like the CPU: out = bias, then out = inp @ w^T + out */
     if (bias) cuda_bias_broadcast(x, out, bias, N, OC);
+    if (x->det) {
+        cuda_det_gemm(x, 0, 1, N, OC, IC, 1.0f, inp, IC, w, IC, bias ? 1.0f : 0.0f, out, OC);
+        return;
+    }
     /* column-major: out^T (OC x N) = w (OC x IC, stored as IC x OC) ^T . inp^T (IC x N) */
     cublasCheck(cublasSgemm(x->blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, w, IC, inp, IC, bias ? &one : &zero, out,
                             OC));
@@ -210,6 +222,12 @@ void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const f
 void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
                           const float* w, int N, int IC, int OC) {
     const float one = 1.0f;
+    if (x->det) { /* cpu_layers.c matmul_backward with det: the same three products */
+        cuda_det_gemm(x, 0, 0, N, IC, OC, 1.0f, dout, OC, w, IC, 1.0f, dinp, IC);
+        cuda_det_gemm(x, 1, 0, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dw, IC);
+        if (dbias) cuda_det_gemm(x, 0, 0, 1, OC, N, 1.0f, x->ones, N, dout, OC, 1.0f, dbias, OC); /* det_colsum_add */
+        return;
+    }
     /* dinp (N, IC) += dout (N, OC) @ w (OC, IC):  dinp^T = w^T . dout^T */
     cublasCheck(cublasSgemm(x->blas, CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, &one, w, IC, dout, OC, &one, dinp, IC));
     /* dw (OC, IC) += dout^T @ inp:  dw^T (IC x OC) = inp^T (IC x N) . dout (N x OC) */
@@ -263,6 +281,10 @@ __global__ void cuda_attention_forward_kernel(float* out, float* att, const floa
 }
 void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
                             const int* seg_of, int N, int C, int NH) {
+    if (x->det) {
+        cuda_det_attention_forward(x, out, att, qkv, segs, seg_of, N, C, NH);
+        return;
+    }
     dim3 grid(rows_grid(N), (unsigned)NH);
     SAPO_LAUNCH(cuda_attention_forward_kernel, grid, ROW_BLOCK, 0, x->stream, out, att, qkv, segs, seg_of, N, C, NH);
 }
@@ -347,6 +369,10 @@ __global__ void cuda_attention_backward_key_kernel(float* dqkv, const float* dat
 void cuda_attention_backward(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
                              const float* att, const CudaSeg* segs, const int* children, const int* seg_of, int N,
                              int C, int NH) {
+    if (x->det) {
+        cuda_det_attention_backward(x, dqkv, datt, dout, qkv, att, segs, children, seg_of, N, C, NH);
+        return;
+    }
     dim3 grid(rows_grid(N), (unsigned)NH);
     SAPO_LAUNCH(cuda_attention_backward_query_kernel, grid, ROW_BLOCK, 0, x->stream, dqkv, datt, dout, qkv, att, segs,
                 seg_of, N, C, NH);
@@ -371,6 +397,10 @@ __global__ void cuda_gelu_forward_kernel(float* out, float* th, const float* inp
     }
 }
 void cuda_gelu_forward(const CudaCtx* x, float* out, float* th, const float* inp, size_t N) {
+    if (x->det) {
+        cuda_det_gelu_forward(x, out, th, inp, N);
+        return;
+    }
     SAPO_LAUNCH(cuda_gelu_forward_kernel, grid_for(N), BLOCK, 0, x->stream, out, th, inp, N);
 }
 
@@ -415,6 +445,10 @@ __global__ void cuda_logprob_forward_kernel(float* logprobs, float* probs, const
 }
 void cuda_logprob_forward(const CudaCtx* x, float* logprobs, float* probs, const float* logits, const int* targets, int N,
                           int V, int pad, float scale) {
+    if (x->det) {
+        cuda_det_logprob_forward(x, logprobs, probs, logits, targets, N, V, pad, scale);
+        return;
+    }
     SAPO_LAUNCH(cuda_logprob_forward_kernel, rows_grid(N), ROW_BLOCK, 0, x->stream, logprobs, probs, logits, targets, N,
                 V, pad, scale);
 }
@@ -566,6 +600,10 @@ void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const fl
                            const float* krow, const float* vrow, const int* rows, const int* prefix,
                            const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
                            size_t row_stride, int n_ctx) {
+    if (x->det) {
+        cuda_det_decode_attention(x, y, q3, kprefix, vprefix, krow, vrow, rows, prefix, prefix_len, pos, n, C, NH, prefix_stride, row_stride, n_ctx);
+        return;
+    }
     dim3 grid((unsigned)n, (unsigned)NH);
     SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, (size_t)n_ctx * sizeof(float), x->stream, y, q3, kprefix,
                 vprefix, krow, vrow, rows, prefix, prefix_len, pos, C, NH, prefix_stride, row_stride);

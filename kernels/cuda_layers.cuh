@@ -40,6 +40,8 @@ typedef struct {
     const float* ones; /* at least max_tokens ones: bias gradients as one sgemv */
     float* partials;   /* CUDA_COLSUM_MAX_CHUNKS x 2 x C floats: layernorm weight/bias gradients */
     double* sumsq;     /* CUDA_SUMSQ_BLOCKS partials, then the total */
+    int det;           /* model.deterministic: the launchers below hand over to cuda_det_* */
+    float* det_scores; /* deterministic decode: (max_rows, NH, n_ctx) attention weights */
 } CudaCtx;
 
 void cuda_fill(const CudaCtx* x, float* out, float value, size_t n);
@@ -128,6 +130,30 @@ void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const fl
                            const float* krow, const float* vrow, const int* rows, const int* prefix,
                            const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
                            size_t row_stride, int n_ctx);
+
+/* The deterministic mode (kernels/cuda_det_layers.cu): the CPU's deterministic arithmetic bit
+ * for bit (det_matmul.h, det_math.h, det_attention.h). The launchers above call these when
+ * x->det is set; the backend calls cuda_det_sumsq and adds the chunks on the host. */
+void cuda_det_gemm(const CudaCtx* x, int ta, int tb, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc);
+void cuda_det_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp,
+                                const float* w, const float* b, int N, int C);
+void cuda_det_layernorm_backward(const CudaCtx* x, float* dinp, float* dw, float* db, const float* dout,
+                                 const float* inp, const float* w, const float* mean, const float* rstd, int N, int C);
+void cuda_det_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
+                                const int* seg_of, int N, int C, int NH);
+void cuda_det_attention_backward(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
+                                 const float* att, const CudaSeg* segs, const int* children, const int* seg_of, int N,
+                                 int C, int NH);
+void cuda_det_decode_attention(const CudaCtx* x, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                               const float* krow, const float* vrow, const int* rows, const int* prefix,
+                               const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
+                               size_t row_stride, int n_ctx);
+void cuda_det_gelu_forward(const CudaCtx* x, float* out, float* th, const float* inp, size_t N);
+void cuda_det_logprob_forward(const CudaCtx* x, float* logprobs, float* probs, const float* logits, const int* targets,
+                              int N, int V, int pad, float scale);
+/* x->sumsq[k] = chunk k's sum of squares (det_sumsq_chunk), k < DET_SUMSQ_CHUNKS */
+void cuda_det_sumsq(const CudaCtx* x, const float* data, size_t n);
 
 SAPO_CUDA_NS_END
 

@@ -12,6 +12,7 @@ static const SapoCommand COMMANDS[] = {
     {"bench", "benchmarks: `sapo bench model` (C vs PyTorch vs sgemm peak)", cmd_bench},
     {"info", "build facts and every config key with its default and bounds", cmd_info},
     {"tasks", "ReasoningGYM tasks: list, gen, score, baseline", cmd_tasks},
+    {"verify", "recompute a shared rollout's log-probs from a checkpoint; bit-for-bit check", cmd_verify},
 };
 static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

@@ -1,7 +1,8 @@
 /* `sapo bench model`: tokens/s of a training step (forward + backward + AdamW) and of
  * KV-cache generation for two model sizes, the GFLOP/s achieved overall and inside sgemm
  * next to this machine's measured sgemm peak, and the same work in PyTorch eager on the
- * same thread count, run in the same invocation and printed as ratios. */
+ * same thread count, run in the same invocation and printed as ratios; then the same in the
+ * deterministic mode (model.deterministic: det_gemm, no BLAS) and its cost as a ratio. */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ typedef struct {
 
 typedef struct {
     int ctx, batch, prompt, new_tokens, warmup, repeats, threads, torch;
+    int modes; /* 1 = default numerics, 2 = deterministic, 3 = both */
     const char* backend;
     int on_gpu; /* the backend found is cuda: no sgemm profile, PyTorch on the GPU too */
 } BenchOptions;
@@ -108,8 +110,11 @@ static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train
     if (pclose(p) != 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
 }
 
-static void bench_one(const BenchSize* z, const BenchOptions* o, double peak) {
-    GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB};
+/* One size in one numerics mode; returns train and generate tok/s. */
+static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, int det, double* train_out,
+                      double* gen_out) {
+    GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB,
+                     .deterministic = det};
     const ModelBackend* be = model_backend_find(o->backend);
     if (!be) sapo_die("backend '%s' is not available in this build or on this machine", o->backend);
     BenchState s = {.B = o->batch, .T = o->ctx};
@@ -150,10 +155,12 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak) {
     double gen_tps = s.generated / (gen.avg * o->repeats);
 
     double torch_train = 0, torch_gen = 0;
-    if (o->torch) torch_rates(z, o, &torch_train, &torch_gen);
+    if (o->torch && !det) torch_rates(z, o, &torch_train, &torch_gen);
+    *train_out = train_tps;
+    *gen_out = gen_tps;
 
     char name[48];
-    snprintf(name, sizeof name, "L%d H%d C%d", z->layers, z->heads, z->dmodel);
+    snprintf(name, sizeof name, "L%d H%d C%d%s", z->layers, z->heads, z->dmodel, det ? " det" : "");
     double gflops = train_flops / train.avg / 1e9;
     double mm_gflops = sgemm_s > 0 ? sgemm_f / sgemm_s / 1e9 : 0.0;
     if (!o->on_gpu) {
@@ -206,12 +213,15 @@ static void usage(FILE* out) {
             "  --threads K      BLAS and torch threads (default 1: one rank per core)\n"
             "  --backend NAME   cpu | cuda | auto (default cpu); on cuda the mm columns print '-'\n"
             "                   and the PyTorch side runs on the GPU\n"
-            "  --no-torch       skip the PyTorch side\n");
+            "  --no-torch       skip the PyTorch side\n"
+            "  --mode M         fast | det | both (default both): the default numerics, the deterministic\n"
+            "                   mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; the\n"
+            "                   mm columns are then det_gemm's rate), or both with the cost as a ratio\n");
 }
 
 int bench_model_main(int argc, char** argv) {
     BenchOptions o = {.ctx = 128, .batch = 64, .prompt = 32, .new_tokens = 96, .warmup = 1, .repeats = 3,
-                      .threads = 1, .torch = 1, .backend = "cpu"};
+                      .threads = 1, .torch = 1, .modes = 3, .backend = "cpu"};
     BenchSize sizes[2] = {{2, 4, 64}, {4, 4, 128}};
     int n_sizes = 2;
     for (int i = 1; i < argc; i++) {
@@ -227,6 +237,14 @@ int bench_model_main(int argc, char** argv) {
         else if (!strcmp(a, "--repeats")) { o.repeats = parse_int_arg(a, v, 1, 1000); i++; }
         else if (!strcmp(a, "--threads")) { o.threads = parse_int_arg(a, v, 1, 256); i++; }
         else if (!strcmp(a, "--backend") && v) { o.backend = v; i++; }
+        else if (!strcmp(a, "--mode") && v) {
+            o.modes = !strcmp(v, "fast") ? 1 : !strcmp(v, "det") ? 2 : !strcmp(v, "both") ? 3 : 0;
+            if (!o.modes) {
+                fprintf(stderr, "sapo bench model: --mode '%s': expected fast, det or both\n", v);
+                return 2;
+            }
+            i++;
+        }
         else if (!strcmp(a, "--size") && v) {
             if (sscanf(v, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
                 sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel % sizes[0].heads) {
@@ -261,8 +279,16 @@ int bench_model_main(int argc, char** argv) {
     if (o.on_gpu && o.torch) printf("# the PyTorch side runs on the GPU too (--device cuda)\n");
     printf("#\n# %-12s %-8s %10s %8s %8s %8s %8s %8s %7s %7s %10s %8s\n", "model", "phase", "tok/s", "avg s", "min s",
            "max s", "GFLOP/s", "mm GF/s", "mm/pk", "mm time", "torch t/s", "vs torch");
-    for (int i = 0; i < n_sizes; i++) bench_one(&sizes[i], &o, peak);
+    double rates[2][2][2] = {{{0}}}; /* [size][det][train, generate] */
+    for (int i = 0; i < n_sizes; i++)
+        for (int det = 0; det < 2; det++)
+            if (o.modes & (1 << det)) bench_one(&sizes[i], &o, peak, det, &rates[i][det][0], &rates[i][det][1]);
     printf("# GFLOP/s counts matmuls and attention (backward = 2x forward); mm GF/s is the rate inside sgemm,\n"
-           "# mm/pk its share of the sgemm peak, mm time the share of the training step spent in sgemm.\n");
+           "# mm/pk its share of the sgemm peak, mm time the share of the training step spent in sgemm\n"
+           "# (det rows: inside det_gemm, the deterministic mode's own product).\n");
+    for (int i = 0; i < n_sizes && o.modes == 3; i++)
+        printf("# L%d H%d C%d deterministic mode: train %.2fx slower, generate %.2fx slower than the default\n",
+               sizes[i].layers, sizes[i].heads, sizes[i].dmodel, rates[i][0][0] / rates[i][1][0],
+               rates[i][0][1] / rates[i][1][1]);
     return 0;
 }

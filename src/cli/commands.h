@@ -15,6 +15,7 @@ int cmd_demo(int argc, char** argv);
 int cmd_pretrain(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_tasks(int argc, char** argv);
+int cmd_verify(int argc, char** argv);
 
 /* True when argv holds -h or --help. */
 int cli_wants_help(int argc, char** argv);

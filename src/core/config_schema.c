@@ -28,6 +28,8 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("model.init_seed", "1337", 0, TWO_62, GLOBAL, "seed of the random init"),
     INT("model.micro_tokens", "4096", 64, 1 << 24, PER_NODE,
         "tokens per forward/backward micro-batch (training, prefill); bounds activation memory, results unchanged"),
+    BOOL("model.deterministic", "false", PER_NODE,
+         "fixed-order numerics of our own (no BLAS, no libm exp/log): the same bits on any CPU, BLAS, thread count or GPU; slower"),
 
     /* [optim] AdamW, shared by warm-up and GRPO. */
     FLOAT("optim.lr", "3e-4", 0, 1, PER_NODE, "learning rate"),
@@ -99,6 +101,8 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
     STRING("run.name", "", GLOBAL, "run name"),
+    STRING("run.dump_messages", "", GLOBAL,
+           "directory where every node writes the message it sends each round (node_NNNN.rRRRRRRR.msg, for sapo verify); empty = none"),
     INT("run.eval_every", "20", 0, 1e7, GLOBAL, "rounds between evaluations on the held-out set; 0 = never"),
     INT("run.eval_questions", "256", 0, 100000, GLOBAL,
         "size of the fixed held-out evaluation set (question i asks task i mod the tasks asked); 0 = no evaluation"),

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "model/adamw_scalars.h"
 #include "model/cpu_layers.h"
+#include "model/det_attention.h"
 #include "model/gpt.h"
 
 typedef struct {
@@ -45,7 +47,9 @@ typedef struct {
     float* d3C;        /* (N, 3C) */
     float* d4C;        /* (N, 4C) */
     float* d4C2;       /* (N, 4C) */
-    float* datt;       /* (n_ctx, n_ctx): one segment and head */
+    float* datt;       /* (n_ctx, n_ctx): one segment and head; deterministic: one layer's
+                          (cap.max_att), every score gradient kept for the key pass */
+    long* seg_att;     /* deterministic: each segment's offset in att (seg_cap) */
     float* dlogits;    /* (N, V) */
     /* KV cache for generation: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C) */
     float *kprefix, *vprefix;
@@ -104,7 +108,9 @@ static void cpu_setup(Model* m) {
     s->d3C = mallocCheck(N * 3 * C * sizeof(float));
     s->d4C = mallocCheck(N * 4 * C * sizeof(float));
     s->d4C2 = mallocCheck(N * 4 * C * sizeof(float));
-    s->datt = mallocCheck(T * T * sizeof(float));
+    size_t datt = c->deterministic && (size_t)cap->max_att > T * T ? (size_t)cap->max_att : T * T;
+    s->datt = mallocCheck(datt * sizeof(float));
+    s->seg_att = mallocCheck((size_t)s->seg_cap * sizeof(long));
     s->dlogits = mallocCheck(N * V * sizeof(float));
     s->kprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
     s->vprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
@@ -131,7 +137,7 @@ static void cpu_teardown(Model* m) {
                     s->atty, s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu,
                     s->fch_tanh, s->residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs, s->dresidual,
                     s->dC, s->dC2, s->d3C, s->d4C, s->d4C2, s->datt, s->dlogits, s->kprefix, s->vprefix, s->krow,
-                    s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores};
+                    s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores, s->seg_att};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s);
     m->state = NULL;
@@ -151,7 +157,9 @@ static void keep_layout(CpuState* s, const PackedBatch* pb) {
     if (pb->n_segments > s->seg_cap) {
         s->seg_cap = pb->n_segments;
         free(s->segs);
+        free(s->seg_att);
         s->segs = mallocCheck((size_t)s->seg_cap * sizeof(Segment));
+        s->seg_att = mallocCheck((size_t)s->seg_cap * sizeof(long));
     }
     memcpy(s->segs, pb->segs, (size_t)pb->n_segments * sizeof(Segment));
     s->n_segs = pb->n_segments;
@@ -161,13 +169,15 @@ static void keep_layout(CpuState* s, const PackedBatch* pb) {
     packed_positions(s->pos, s->segs, s->n_segs);
 }
 
+static int det_of(const Model* m) { return m->cfg.deterministic; }
+
 /* Embedding and every transformer block for the kept layout; leaves the final residual
  * stream in residual3 of the last layer. */
 static void forward_blocks(Model* m) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
-    int C = c->d_model, NH = c->n_head, N = s->N;
+    int C = c->d_model, NH = c->n_head, N = s->N, det = det_of(m);
     size_t NC = (size_t)N * C;
     s->att_used = packed_att_size(c, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
     encoder_forward(s->encoded, s->inputs, s->pos, p->wte, p->wpe, N, C);
@@ -183,14 +193,17 @@ static void forward_blocks(Model* m) {
         float* fchg = s->fch_gelu + l * NC * 4;
         float* res3 = s->residual3 + l * NC;
         layernorm_forward(ln1, s->ln1_mean + l * N, s->ln1_rstd + l * N, residual, p->ln1w + l * C, p->ln1b + l * C, N, C);
-        matmul_forward(qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
-        attention_forward(atty, att, qkv, s->segs, s->n_segs, C, NH);
-        matmul_forward(res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
+        matmul_forward(qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C, det);
+        if (det)
+            attention_forward_det(atty, att, qkv, s->segs, s->n_segs, C, NH);
+        else
+            attention_forward(atty, att, qkv, s->segs, s->n_segs, C, NH);
+        matmul_forward(res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C, det);
         residual_forward(res2, res2, residual, (int)NC);
         layernorm_forward(ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C, p->ln2b + l * C, N, C);
-        matmul_forward(fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C);
+        matmul_forward(fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C, det);
         gelu_forward(fchg, s->fch_tanh + l * NC * 4, fch, N * 4 * C);
-        matmul_forward(res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C);
+        matmul_forward(res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C, det);
         residual_forward(res3, res3, res2, (int)NC);
     }
 }
@@ -204,9 +217,9 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     int N = s->N;
     const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
     layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, last, m->params.lnfw, m->params.lnfb, N, C);
-    matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V);
+    matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V, det_of(m));
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
-    logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale);
+    logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale, det_of(m));
 }
 
 static void cpu_backward(Model* m, const float* dlogprobs) {
@@ -214,12 +227,13 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
     GPTParams* g = &m->grads;
-    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer;
+    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer, det = det_of(m);
     size_t NC = (size_t)N * C;
+    if (det) det_segment_offsets(s->seg_att, s->segs, s->n_segs, NH);
 
     logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
     memset(s->dC, 0, NC * sizeof(float));
-    matmul_backward(s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
+    matmul_backward(s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V, det);
     memset(s->dresidual, 0, NC * sizeof(float));
     layernorm_backward(s->dresidual, g->lnfw, g->lnfb, s->dC, s->residual3 + (L - 1) * NC, p->lnfw,
                        s->lnf_mean, s->lnf_rstd, N, C);
@@ -229,24 +243,28 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
         /* dresidual holds d(residual3); the skip path carries it to residual2 unchanged. */
         memset(s->d4C, 0, NC * 4 * sizeof(float));
         matmul_backward(s->d4C, g->fcprojw + (size_t)l * 4 * C * C, g->fcprojb + l * C, s->dresidual,
-                        s->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C);
+                        s->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C, det);
         memset(s->d4C2, 0, NC * 4 * sizeof(float));
         gelu_backward(s->d4C2, s->fch + l * NC * 4, s->fch_tanh + l * NC * 4, s->d4C, N * 4 * C);
         memset(s->dC, 0, NC * sizeof(float));
         matmul_backward(s->dC, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->d4C2, s->ln2 + l * NC,
-                        p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C);
+                        p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C, det);
         layernorm_backward(s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dC, s->residual2 + l * NC,
                            p->ln2w + l * C, s->ln2_mean + l * N, s->ln2_rstd + l * N, N, C);
         /* dresidual now holds d(residual2) */
         memset(s->dC2, 0, NC * sizeof(float));
         matmul_backward(s->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, s->atty + l * NC,
-                        p->attprojw + (size_t)l * C * C, N, C, C);
+                        p->attprojw + (size_t)l * C * C, N, C, C, det);
         memset(s->d3C, 0, NC * 3 * sizeof(float));
-        attention_backward(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used, s->segs,
-                           s->n_segs, C, NH);
+        if (det)
+            attention_backward_det(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used,
+                                   s->segs, s->seg_att, s->n_segs, C, NH);
+        else
+            attention_backward(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used, s->segs,
+                               s->n_segs, C, NH);
         memset(s->dC, 0, NC * sizeof(float));
         matmul_backward(s->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->d3C, s->ln1 + l * NC,
-                        p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C);
+                        p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C, det);
         layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dC, residual, p->ln1w + l * C,
                            s->ln1_mean + l * N, s->ln1_rstd + l * N, N, C);
     }
@@ -257,17 +275,18 @@ static void cpu_zero_grad(Model* m) { memset(m->grads_memory, 0, m->num_params *
 
 static float cpu_grad_norm(Model* m) {
     double sum = 0.0;
+    if (det_of(m)) { /* chunks in order (det_math.h), as the CUDA twin's threads sum them */
+        for (int k = 0; k < DET_SUMSQ_CHUNKS; k++) sum += det_sumsq_chunk(m->grads_memory, m->num_params, k);
+        return (float)sqrt(sum);
+    }
     for (size_t i = 0; i < m->num_params; i++) sum += (double)m->grads_memory[i] * m->grads_memory[i];
     return (float)sqrt(sum);
 }
 
 static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
     m->step++;
-    float bc1 = 1.0f - powf(hp->beta1, (float)m->step);
-    float bc2 = 1.0f - powf(hp->beta2, (float)m->step);
-    float bc2_sqrt = sqrtf(bc2);
-    float step_size = hp->lr / bc1;
-    float decay = 1.0f - hp->lr * hp->weight_decay;
+    float step_size, decay, bc2_sqrt;
+    adamw_scalars(hp, m->step, det_of(m), &step_size, &decay, &bc2_sqrt);
     for (size_t i = 0; i < m->num_params; i++) {
         float gr = m->grads_memory[i] * grad_scale;
         float mo = m->m_memory[i] = hp->beta1 * m->m_memory[i] + (1.0f - hp->beta1) * gr;
@@ -313,6 +332,17 @@ static void decode_attention_run(Model* m, const DecodeStep* d, int i0, int i1, 
     size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
     const float* kp = s->kprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
     const float* vp = s->vprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
+    if (det_of(m)) { /* the training forward's function, query for query (det_attention.h) */
+        for (int h = 0; h < NH; h++)
+            for (int i = i0; i < i1; i++) {
+                int own = d->pos[i] - plen + 1;
+                const float* kr = s->krow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
+                const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
+                det_attend_query(s->scores, plen + own, s->y + (size_t)i * C + h * hs, s->q3 + (size_t)i * C3 + h * hs,
+                                 kp + h * hs, vp + h * hs, C, plen, kr, vr, C, own, hs, scale);
+            }
+        return;
+    }
     for (int h = 0; h < NH; h++) {
         const float* q = s->q3 + (size_t)i0 * C3 + h * hs;
         /* scores row r: [prompt keys | the row's own keys], ld T */
@@ -337,7 +367,7 @@ static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
     CpuState* s = m->state;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
-    int C = c->d_model, V = c->vocab, n = d->n;
+    int C = c->d_model, V = c->vocab, n = d->n, det = det_of(m);
     size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
     if (n > m->cap.max_rows) sapo_die("decode of %d rows exceeds the model's %d", n, m->cap.max_rows);
     for (int i = 0; i < n; i++) {
@@ -352,7 +382,7 @@ static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
     }
     for (int l = 0; l < c->n_layer; l++) {
         layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->ln1w + l * C, p->ln1b + l * C, n, C);
-        matmul_forward(s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C);
+        matmul_forward(s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C, det);
         for (int i = 0; i < n; i++) {
             const float* q = s->q3 + (size_t)i * 3 * C;
             size_t at = l * rlay + (size_t)d->rows[i] * rslot + (size_t)(d->pos[i] - d->prefix_len[i]) * C;
@@ -367,16 +397,16 @@ static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
             decode_attention_run(m, d, i0, i1, l);
             i0 = i1;
         }
-        matmul_forward(s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
+        matmul_forward(s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C, det);
         residual_forward(s->x, s->x, s->tmp, n * C);
         layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->ln2w + l * C, p->ln2b + l * C, n, C);
-        matmul_forward(s->h4, s->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C);
+        matmul_forward(s->h4, s->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C, det);
         gelu_forward(s->h4g, s->h4t, s->h4, n * 4 * C);
-        matmul_forward(s->tmp, s->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C);
+        matmul_forward(s->tmp, s->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C, det);
         residual_forward(s->x, s->x, s->tmp, n * C);
     }
     layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->lnfw, p->lnfb, n, C);
-    matmul_forward(logits, s->xn, p->wte, NULL, n, C, V);
+    matmul_forward(logits, s->xn, p->wte, NULL, n, C, V, det);
 }
 
 const ModelBackend MODEL_BACKEND_CPU = {

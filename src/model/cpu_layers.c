@@ -1,8 +1,13 @@
 /* CPU reference layers (see cpu_layers.h): plain loops for the element-wise work, OpenBLAS
- * sgemm for every matrix product, including attention's per-head products. */
+ * sgemm for every matrix product, including attention's per-head products. With det (the
+ * deterministic mode) the products go through det_gemm and attention through
+ * det_attention.h instead, and no libm transcendental function is called. */
 #include "model/cpu_layers.h"
 
 #include <cblas.h>
+
+#include "model/det_attention.h"
+#include "model/det_matmul.h"
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +26,21 @@ static void sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, f
                   const float* B, int ldb, float beta, float* C, int ldc) {
     double t0 = cpu_sgemm_profile.enabled ? now_seconds() : 0.0;
     cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cpu_sgemm_profile.enabled) {
+        cpu_sgemm_profile.seconds += now_seconds() - t0;
+        cpu_sgemm_profile.flops += 2.0 * M * N * K;
+    }
+}
+
+/* The model's linear layers: sgemm, or det_gemm in the deterministic mode (profiled alike). */
+static void gemm(int det, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, const float* A, int lda,
+                 const float* B, int ldb, float beta, float* C, int ldc) {
+    if (!det) {
+        sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    double t0 = cpu_sgemm_profile.enabled ? now_seconds() : 0.0;
+    det_gemm(ta == CblasTrans, tb == CblasTrans, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
     if (cpu_sgemm_profile.enabled) {
         cpu_sgemm_profile.seconds += now_seconds() - t0;
         cpu_sgemm_profile.flops += 2.0 * M * N * K;
@@ -56,20 +76,7 @@ void packed_positions(int* pos, const Segment* segs, int n_segs) {
 }
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b, int N, int C) {
-    for (int n = 0; n < N; n++) {
-        const float* x = inp + (size_t)n * C;
-        float m = 0.0f;
-        for (int i = 0; i < C; i++) m += x[i];
-        m /= C;
-        float v = 0.0f;
-        for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
-        v /= C;
-        float s = 1.0f / sqrtf(v + 1e-5f);
-        float* o = out + (size_t)n * C;
-        for (int i = 0; i < C; i++) o[i] = (x[i] - m) * s * w[i] + b[i];
-        mean[n] = m;
-        rstd[n] = s;
-    }
+    for (int n = 0; n < N; n++) layernorm_row(out + (size_t)n * C, &mean[n], &rstd[n], inp + (size_t)n * C, w, b, C);
 }
 
 void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
@@ -77,42 +84,27 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
     for (int n = 0; n < N; n++) {
         const float* d = dout + (size_t)n * C;
         const float* x = inp + (size_t)n * C;
-        float* dx = dinp + (size_t)n * C;
-        float m = mean[n], s = rstd[n];
-        /* two reductions, then the input gradient in one pass */
-        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = w[i] * d[i];
-            dnorm_mean += dnorm;
-            dnorm_norm_mean += dnorm * norm;
-        }
-        dnorm_mean /= C;
-        dnorm_norm_mean /= C;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = w[i] * d[i];
-            db[i] += d[i];
-            dw[i] += norm * d[i];
-            dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
-        }
+        layernorm_row_dinp(dinp + (size_t)n * C, d, x, w, mean[n], rstd[n], C);
+        for (int i = 0; i < C; i++) layernorm_param_grad(&dw[i], &db[i], d[i], x[i], mean[n], rstd[n]);
     }
 }
 
-void matmul_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC, int OC) {
+void matmul_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC, int OC, int det) {
     if (bias) {
         for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, bias, (size_t)OC * sizeof(float));
     }
-    sgemm(CblasNoTrans, CblasTrans, N, OC, IC, 1.0f, inp, IC, w, IC, bias ? 1.0f : 0.0f, out, OC);
+    gemm(det, CblasNoTrans, CblasTrans, N, OC, IC, inp, IC, w, IC, bias ? 1.0f : 0.0f, out, OC);
 }
 
 void matmul_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
-                     int N, int IC, int OC) {
+                     int N, int IC, int OC, int det) {
     /* dinp (N, IC) += dout (N, OC) @ w (OC, IC) */
-    sgemm(CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, OC, w, IC, 1.0f, dinp, IC);
+    gemm(det, CblasNoTrans, CblasNoTrans, N, IC, OC, dout, OC, w, IC, 1.0f, dinp, IC);
     /* dw (OC, IC) += dout^T (OC, N) @ inp (N, IC) */
-    sgemm(CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dw, IC);
-    if (dbias) {
+    gemm(det, CblasTrans, CblasNoTrans, OC, IC, N, dout, OC, inp, IC, 1.0f, dw, IC);
+    if (dbias && det) {
+        det_colsum_add(dbias, dout, N, OC, OC);
+    } else if (dbias) {
         for (int n = 0; n < N; n++) {
             const float* d = dout + (size_t)n * OC;
             for (int o = 0; o < OC; o++) dbias[o] += d[o];
@@ -210,68 +202,106 @@ void attention_backward(float* dqkv, float* datt, const float* dout, const float
     }
 }
 
-#define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
+void det_segment_offsets(long* seg_att, const Segment* segs, int n_segs, int NH) {
+    long at = 0;
+    for (int s = 0; s < n_segs; s++) {
+        int plen = segs[s].prefix >= 0 ? segs[segs[s].prefix].len : 0;
+        seg_att[s] = at;
+        at += (long)NH * segs[s].len * (plen + segs[s].len);
+    }
+}
 
-/* tanh through one exponential: glibc's tanhf (via expm1f) dominated the training step, and
- * exp_poly lets the GELU loops vectorize. Absolute error stays below 1e-7, far inside the
- * PyTorch tolerance. */
-static inline float tanh_fast(float u) {
-    u = u > 9.0f ? 9.0f : u < -9.0f ? -9.0f : u;
-    return 1.0f - 2.0f / (exp_poly(2.0f * u) + 1.0f);
+void attention_forward_det(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    float* a = att;
+    for (int s = 0; s < n_segs; s++) {
+        const Segment* g = &segs[s];
+        const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
+        int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
+        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
+            const float* k = qkv + (size_t)g->start * C3 + C + h * hs;
+            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : k;
+            for (int t = 0; t < n; t++)
+                det_attend_query(a + (size_t)t * ctx, ctx, out + (size_t)(g->start + t) * C + h * hs,
+                                 qkv + (size_t)(g->start + t) * C3 + h * hs, kp, kp + C, C3, plen, k, k + C, C3, t + 1,
+                                 hs, scale);
+        }
+    }
+}
+
+/* Query pass (every score gradient and dq), then key pass: each key's dk, dv summed over its
+ * own segment's queries, then over each completion reading it (a prompt's), in order. */
+void attention_backward_det(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                            const Segment* segs, const long* seg_att, int n_segs, int C, int NH) {
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int s = 0; s < n_segs; s++) {
+        const Segment* g = &segs[s];
+        const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
+        int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
+        for (int h = 0; h < NH; h++) {
+            size_t blk = (size_t)seg_att[s] + (size_t)h * n * ctx;
+            const float* k = qkv + (size_t)g->start * C3 + C + h * hs;
+            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : k;
+            for (int t = 0; t < n; t++)
+                det_attend_query_backward(datt + blk + (size_t)t * ctx, ctx, dqkv + (size_t)(g->start + t) * C3 + h * hs,
+                                          att + blk + (size_t)t * ctx, dout + (size_t)(g->start + t) * C + h * hs, kp,
+                                          kp + C, C3, plen, k, k + C, C3, t + 1, hs, scale);
+        }
+    }
+    for (int s = 0; s < n_segs; s++) {
+        const Segment* g = &segs[s];
+        int n = g->len, plen = g->prefix >= 0 ? segs[g->prefix].len : 0;
+        /* readers of segment s's keys: s itself (queries t >= the key), then its completions */
+        for (int r = s; r < n_segs; r++) {
+            const Segment* rd = &segs[r];
+            if (r != s && rd->prefix != s) continue;
+            int rn = rd->len, rctx = (r == s ? plen : n) + rn;
+            for (int h = 0; h < NH; h++) {
+                size_t blk = (size_t)seg_att[r] + (size_t)h * rn * rctx;
+                const float* q = qkv + (size_t)rd->start * C3 + h * hs;
+                const float* dy = dout + (size_t)rd->start * C + h * hs;
+                for (int j = 0; j < n; j++) {
+                    float* dk = dqkv + (size_t)(g->start + j) * C3 + C + h * hs;
+                    det_attend_key_backward(dk, dk + C, datt + blk, att + blk, rctx, r == s ? plen + j : j,
+                                            r == s ? j : 0, rn, q, C3, dy, C, hs);
+                }
+            }
+        }
+    }
 }
 
 void gelu_forward(float* out, float* th, const float* inp, int N) {
-    for (int i = 0; i < N; i++) {
-        float x = inp[i];
-        float t = tanh_fast(GELU_SCALE * (x + 0.044715f * x * x * x));
-        th[i] = t;
-        out[i] = 0.5f * x * (1.0f + t);
-    }
+    for (int i = 0; i < N; i++) out[i] = gelu_value(inp[i], &th[i]);
 }
 
 void gelu_backward(float* dinp, const float* inp, const float* th, const float* dout, int N) {
-    for (int i = 0; i < N; i++) {
-        float x = inp[i], t = th[i];
-        float local = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
-        dinp[i] += local * dout[i];
-    }
+    for (int i = 0; i < N; i++) dinp[i] += gelu_slope(inp[i], th[i]) * dout[i];
 }
 
 void residual_forward(float* out, const float* a, const float* b, int N) {
     for (int i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 
-/* Max and sum in 8 lanes (then the lanes in a fixed order): a single running max or sum is
- * a chain the vectorizer cannot break without changing the rounding, and it cost more than
- * the exponentials. */
 float softmax_inplace(float* row, int n) {
-    float m8[8], s8[8];
-    for (int k = 0; k < 8; k++) m8[k] = row[0];
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) m8[k] = row[j + k] > m8[k] ? row[j + k] : m8[k];
-    float mx = m8[0];
-    for (int k = 1; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
-    for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
-    for (j = 0; j < n; j++) row[j] = exp_poly(row[j] - mx);
-    for (int k = 0; k < 8; k++) s8[k] = 0.0f;
-    for (j = 0; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++) s8[k] += row[j + k];
-    float sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
-    for (; j < n; j++) sum += row[j];
-    float inv = 1.0f / sum;
-    for (j = 0; j < n; j++) row[j] *= inv;
+    float sum, mx = softmax_row(row, n, &sum);
     return mx + logf(sum);
 }
 
+float softmax_inplace_det(float* row, int n) {
+    float sum, mx = softmax_row(row, n, &sum);
+    return mx + log_det(sum);
+}
+
 void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad,
-                     float scale) {
+                     float scale, int det) {
     for (int n = 0; n < N; n++) {
         const float* z = logits + (size_t)n * V;
         float* p = probs + (size_t)n * V;
         if (scale == 1.0f) memcpy(p, z, (size_t)V * sizeof(float));
         else for (int v = 0; v < V; v++) p[v] = z[v] * scale;
-        float lse = softmax_inplace(p, V);
+        float lse = det ? softmax_inplace_det(p, V) : softmax_inplace(p, V);
         logprobs[n] = targets[n] == pad ? 0.0f : z[targets[n]] * scale - lse;
     }
 }

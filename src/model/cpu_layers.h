@@ -9,28 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* e^x for x in [-87, 88] (clamped there) to about 1 ulp, in plain arithmetic so that loops
- * over it vectorize (a libm call stops the vectorizer; the softmaxes and GELU spend most of
- * their time in it). 2^n * e^r with n = round(x / ln 2), r reduced in two parts (Cody-Waite),
- * e^r by its degree-7 Taylor polynomial on |r| <= ln2 / 2. */
-static inline float exp_poly(float x) {
-    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
+#include "model/det_math.h" /* exp_poly, softmax_row, layernorm_row, gelu_value: shared with the CUDA kernels */
 
 /* Time and FLOPs spent in sgemm while enabled (for `sapo bench model`). */
 typedef struct {
@@ -51,10 +30,12 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
 void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                         const float* mean, const float* rstd, int N, int C);
 
-/* out (N, OC) = inp (N, IC) @ w^T + bias, w is (OC, IC); bias may be NULL. sgemm. */
-void matmul_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC, int OC);
+/* out (N, OC) = inp (N, IC) @ w^T + bias, w is (OC, IC); bias may be NULL. sgemm, or with det
+ * the deterministic det_gemm (det_matmul.h; bias first, then the product added once). */
+void matmul_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC, int OC, int det);
+/* With det the bias gradient is det_colsum_add's column sum added once. */
 void matmul_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
-                     int N, int IC, int OC);
+                     int N, int IC, int OC, int det);
 
 /* Causal multi-head self-attention over a packed batch's segments (see PackedBatch in gpt.h).
  * qkv (N,3C) holds q,k,v; out (N,C). att keeps the softmax for the backward pass: for each
@@ -66,6 +47,14 @@ void attention_forward(float* out, float* att, const float* qkv, const Segment* 
  * a prompt's key and value gradients sum over every completion that read them. */
 void attention_backward(float* dqkv, float* datt_scratch, const float* dout, const float* qkv, const float* att,
                         const Segment* segs, int n_segs, int C, int NH);
+/* The deterministic mode's attention (det_attention.h, the CUDA kernels' own functions): the
+ * same outputs and layout, one query or key at a time in a fixed order. The backward pass
+ * keeps every score gradient, so datt holds one layer's weights (packed_att_size floats);
+ * seg_att[s] is segment s's offset in att (n_segs entries, det_segment_offsets). */
+void attention_forward_det(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH);
+void attention_backward_det(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                            const Segment* segs, const long* seg_att, int n_segs, int C, int NH);
+void det_segment_offsets(long* seg_att, const Segment* segs, int n_segs, int NH);
 
 /* GELU, tanh approximation (GPT-2's). The forward keeps the tanh values (th, N floats) for
  * the backward pass. */
@@ -75,13 +64,14 @@ void gelu_backward(float* dinp, const float* inp, const float* th, const float* 
 void residual_forward(float* out, const float* a, const float* b, int N);
 
 /* row[0..n) = softmax(row[0..n)) in place; returns log(sum(exp(row))) of the input (the
- * log-partition, for log-probs). */
+ * log-partition, for log-probs): libm's logf, or with det log_det (det_math.h). */
 float softmax_inplace(float* row, int n);
+float softmax_inplace_det(float* row, int n);
 
 /* logprobs[i] = log softmax(scale * logits[i])[targets[i]] for rows with targets[i] != pad
  * (else 0); probs (N, V) keeps the softmax. */
 void logprob_forward(float* logprobs, float* probs, const float* logits, const int* targets, int N, int V, int pad,
-                     float scale);
+                     float scale, int det);
 /* dlogits (N, V) = scale * dlogprobs[i] * (onehot(target) - probs). Overwrites dlogits. */
 void logprob_backward(float* dlogits, const float* dlogprobs, const float* probs, const int* targets, int N, int V,
                       int pad, float scale);

@@ -78,6 +78,8 @@ static long generate_chunk(Model* m, const int* prompts, int prompt_stride, cons
         }
     }
     int stop_len = gc->stop ? (int)strlen(gc->stop) : 0;
+    SamplerConfig sc = gc->sampler;
+    sc.deterministic = sc.deterministic || c->deterministic; /* a deterministic model samples so */
     int n_active = rows;
     long generated = 0;
     while (n_active > 0) {
@@ -87,7 +89,7 @@ static long generate_chunk(Model* m, const int* prompts, int prompt_stride, cons
         for (int i = 0; i < n_active; i++) {
             int b = who[i];
             float lp;
-            int tok = sampler_pick_logprob(logits + (size_t)i * V, V, &gc->sampler, rng, scratch, &lp);
+            int tok = sampler_pick_logprob(logits + (size_t)i * V, V, &sc, rng, scratch, &lp);
             int* row = out_tokens + (size_t)b * max_new;
             if (out_logprobs) out_logprobs[(size_t)b * max_new + out_lens[b]] = lp;
             row[out_lens[b]++] = tok;

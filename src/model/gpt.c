@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "model/det_math.h"
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
     "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
@@ -70,6 +71,16 @@ void gpt_point_params(GPTParams* p, float* memory, const size_t s[GPT_NUM_TENSOR
     }
 }
 
+/* A standard normal without libm's log and cos (whose glibc variants differ by CPU): the
+ * polar method in float with log_det. The deterministic mode's initialisation. */
+static float normal_det(RngStream* rng) {
+    for (;;) {
+        float u = 2.0f * rng_float(rng) - 1.0f, v = 2.0f * rng_float(rng) - 1.0f;
+        float s = u * u + v * v;
+        if (s > 0.0f && s < 1.0f) return u * sqrtf(-2.0f * log_det(s) / s);
+    }
+}
+
 void model_init_weights(Model* m, uint64_t seed) {
     RngStream rng = rng_stream(seed, 0, 0, RNG_INIT);
     const GPTConfig* c = &m->cfg;
@@ -82,7 +93,7 @@ void model_init_weights(Model* m, uint64_t seed) {
         int is_bias = name[strlen(name) - 1] == 'b' && strcmp(name, "wte") != 0;
         float std = (!strcmp(name, "attprojw") || !strcmp(name, "fcprojw")) ? resid_std : 0.02f;
         for (size_t i = 0; i < n; i++) {
-            p[i] = is_ln_weight ? 1.0f : is_bias ? 0.0f : std * rng_normal(&rng);
+            p[i] = is_ln_weight ? 1.0f : is_bias ? 0.0f : std * (c->deterministic ? normal_det(&rng) : rng_normal(&rng));
         }
         p += n;
     }

@@ -22,6 +22,12 @@ typedef struct {
     int d_model;
     int n_ctx;   /* maximum sequence length (learned positions) */
     int vocab;   /* GPT_VOCAB */
+    /* model.deterministic: every product, reduction, exponential and logarithm in a fixed
+     * order of our own (det_matmul.h, det_math.h, det_attention.h), never BLAS or libm's
+     * transcendentals, so results have the same bits on any CPU, thread count, BLAS or GPU
+     * (and on the CUDA twin); generation and GRPO follow the model's setting. Not part of
+     * the shape: checkpoints load either way. */
+    int deterministic;
 } GPTConfig;
 
 #define GPT_NUM_TENSORS 16

@@ -8,6 +8,7 @@ GPTConfig gpt_config_from(const Config* cfg, int node) {
         .d_model = (int)config_node_int(cfg, node, "model.d_model"),
         .n_ctx = (int)config_node_int(cfg, node, "model.n_ctx"),
         .vocab = GPT_VOCAB,
+        .deterministic = config_node_bool(cfg, node, "model.deterministic"),
     };
     return g;
 }

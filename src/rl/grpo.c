@@ -6,7 +6,11 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "model/det_math.h"
 #include "rl/sft.h"
+
+/* e^x: libm's expf, or exp_poly in the deterministic mode (the same bits on every CPU). */
+static inline float grpo_exp(const GrpoConfig* gc, float x) { return gc->deterministic ? exp_poly(x) : expf(x); }
 
 int grpo_advantages(const float* rewards, int L, float* adv) {
     double mean = 0.0;
@@ -37,11 +41,11 @@ float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, Grp
         dlp[i] = 0.0f;
         if (tk->targets[i] == TOK_PAD) continue;
         float a = tk->adv[i], lp = tk->lp[i];
-        float ratio = tk->old ? expf(lp - tk->old[i]) : 1.0f;
+        float ratio = tk->old ? grpo_exp(gc, lp - tk->old[i]) : 1.0f;
         float w = 1.0f;
         if (gc->tis_cap > 0.0f && tk->behaviour && !isnan(tk->behaviour[i])) {
             float prox = tk->old ? tk->old[i] : lp;
-            w = expf(prox - tk->behaviour[i]);
+            w = grpo_exp(gc, prox - tk->behaviour[i]);
             if (!(w < gc->tis_cap)) { /* a lying mu (or +inf) is bounded here */
                 w = gc->tis_cap;
                 is_capped++;
@@ -61,7 +65,7 @@ float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, Grp
         }
         if (tk->ref && gc->kl > 0.0f) {
             float d = tk->ref[i] - lp;
-            float e = expf(d);
+            float e = grpo_exp(gc, d);
             kl_sum += e - d - 1.0f;
             dlp[i] += gc->kl * (1.0f - e) * inv; /* d/d(lp) of exp(ref-lp) - (ref-lp) - 1 */
         }
@@ -125,10 +129,13 @@ static void gather_loss_tokens(const Packer* pk, float* mb, const float* global)
     for (int i = 0; i < pk->pb.n_tokens; i++) mb[i] = pk->loss_id[i] >= 0 ? global[pk->loss_id[i]] : 0.0f;
 }
 
-GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc,
+GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc_in,
                      const AdamWConfig* hp, float max_norm, long steps_before) {
     GrpoStats st = {0};
     Model* m = t->policy;
+    GrpoConfig gcd = *gc_in;
+    gcd.deterministic = gcd.deterministic || m->cfg.deterministic;
+    const GrpoConfig* gc = &gcd;
     long total = pack_count_loss_tokens(groups, n_groups, m->cfg.n_ctx, 0);
     if (total <= 0) return st;
     st.tokens = (int)total;

@@ -23,6 +23,8 @@ typedef struct {
     float logit_scale;       /* training log-probs of softmax(logits * scale): 1 / the
                                 sampling temperature (0 = 1) */
     int warmup_steps;        /* lr rises linearly over the first warmup_steps steps; 0 = none */
+    int deterministic;       /* exponentials by exp_poly (det_math.h), not libm's expf; grpo_train
+                                sets it from the policy's model.deterministic */
 } GrpoConfig;
 
 /* One group: a prompt, its completions and their advantages (a TrainGroup's weights). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bench/bench_timer.h"
@@ -138,6 +139,8 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
                            .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
                            .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
     n->gen.stop = COMPLETION_STOP;
+    snprintf(n->dump_dir, sizeof n->dump_dir, "%s", config_string(cfg, "run.dump_messages"));
+    if (n->dump_dir[0]) mkdir(n->dump_dir, 0777); /* every rank tries; one creates it */
     if (taskset_build(&n->tasks, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) {
         free(n);
         return NULL;
@@ -352,6 +355,12 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     for (int i = 0; i < I; i++) free(msg.groups[i].metadata_json);
     free(msg.groups); /* the strings it pointed at belong to qs and texts */
     apply_byte_fault(n, round, buf, &len);
+    if (n->dump_dir[0]) { /* what was sent, for `sapo verify` */
+        char path[640];
+        snprintf(path, sizeof path, "%s/node_%04d.r%07d.msg", n->dump_dir, n->rank, round);
+        FILE* f = fopen(path, "wb");
+        if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) sapo_die("cannot write %s", path);
+    }
     Inbox inbox;
     int online = !netem_offline(n->netem, n->rank, round);
     rec->m[RM_ONLINE] = online;

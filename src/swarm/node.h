@@ -56,6 +56,7 @@ typedef struct {
     int* out_tokens;        /* (max_rows, max_new_tokens) */
     int* out_lens;
     float* out_logprobs;    /* (max_rows, max_new_tokens) the sampler's log-prob of each token */
+    char dump_dir[512];     /* run.dump_messages: where each round's sent message is written; "" = none */
 } SwarmNode;
 
 /* Checks, on every node's settings, what would stop a run later (I + J = groups, the init

@@ -20,6 +20,11 @@
  * one step) over elements whose gradient is >= 1e-6 (exactly-zero gradients, the key biases,
  * are rounding noise that Adam amplifies differently on each side: see the comment there),
  * log-probs 1e-3. Every max difference is printed.
+ * The deterministic mode (model.deterministic; kernels/cuda_det_layers.cu against det_gemm and
+ * det_attention.h on the CPU) is held to no tolerance at all: on the packed batch, the logits,
+ * log-probs, every gradient tensor (accumulated over two passes) and the gradient norm, then
+ * the parameters and both Adam moments after 5 AdamW steps, then sampled grouped generation
+ * (temperature 0.9, top-p 0.95: tokens and the sampler's log-probs) are compared bit for bit.
  * Built twice: as gpu/test_gpu_parity against the real backend (exit 77, skipped, without a
  * GPU), and as unit/test_gpu_parity_emu against the CPU emulation of the same CUDA sources
  * (kernels/emu), which runs everywhere. SAPO_CUDA_TF32=1 relaxes nothing: expect failures. */
@@ -256,6 +261,16 @@ enum { PK_SEGS = 9 };
 static const int PK_LEN[PK_SEGS] = {5, 7, 4, 6, 9, 13, 1, 2, 11};
 static const int PK_PREFIX[PK_SEGS] = {-1, -1, 0, 1, 0, -1, 1, 0, 1};
 
+/* The packed batch's segments laid end to end; returns its tokens. */
+static int pk_segments(Segment segs[PK_SEGS]) {
+    int N = 0;
+    for (int k = 0; k < PK_SEGS; k++) {
+        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
+        N += PK_LEN[k];
+    }
+    return N;
+}
+
 static void test_packed(const ModelBackend* be) {
     GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
     /* capacity above the batch on every axis: the strides must use the batch, not the cap */
@@ -264,11 +279,7 @@ static void test_packed(const ModelBackend* be) {
     Model* gpu = model_create_cap(&cfg, be, &cap, 7);
     same_weights(cpu, gpu, 0.05f, 31);
     Segment segs[PK_SEGS];
-    int N = 0;
-    for (int k = 0; k < PK_SEGS; k++) {
-        segs[k] = (Segment){.start = N, .len = PK_LEN[k], .prefix = PK_PREFIX[k]};
-        N += PK_LEN[k];
-    }
+    int N = pk_segments(segs);
     int V = cfg.vocab;
     int* inputs = malloc(sizeof(int) * N);
     int* targets = malloc(sizeof(int) * N);
@@ -469,6 +480,97 @@ static void test_generation(const ModelBackend* be) {
     model_free(gpu);
 }
 
+/* Counts the floats whose bits differ (and prints the first). */
+static long bit_diffs(const float* a, const float* b, size_t n, const char* what) {
+    long d = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float))) {
+            if (!d) printf("  %s: first differing element %zu: cpu %.9g, gpu %.9g\n", what, i, a[i], b[i]);
+            d++;
+        }
+    return d;
+}
+
+static void test_deterministic(const ModelBackend* be) {
+    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB, .deterministic = 1};
+    ModelCapacity cap = {.max_tokens = 100, .max_att = 4L * 64 * 64, .max_prefixes = 3, .max_rows = 6, .row_ctx = 40};
+    Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 7);
+    Model* gpu = model_create_cap(&cfg, be, &cap, 7);
+    EXPECT(!memcmp(cpu->params_memory, gpu->params_memory, cpu->num_params * sizeof(float)), "deterministic init differs");
+    same_weights(cpu, gpu, 0.05f, 31);
+    Segment segs[PK_SEGS];
+    int N = pk_segments(segs);
+    int V = cfg.vocab, inputs[100], targets[100];
+    float lp_c[100], lp_g[100], dlp[100];
+    float *lg_c = malloc(sizeof(float) * N * V), *lg_g = malloc(sizeof(float) * N * V);
+    RngStream r = rng_stream(17, 0, 0, RNG_TEST);
+    for (int i = 0; i < N; i++) {
+        inputs[i] = (int)rng_below(&r, 256);
+        targets[i] = (int)rng_below(&r, 258);
+        dlp[i] = (float)(rng_double(&r) * 2.0 - 1.0) / N;
+    }
+    inputs[0] = TOK_BOS;
+    targets[3] = TOK_PAD;
+    PackedBatch pb = {.n_tokens = N, .inputs = inputs, .targets = targets, .n_segments = PK_SEGS, .segs = segs,
+                      .logit_scale = 1.0f / 0.9f};
+    AdamWConfig hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f};
+    long d_lp = 0, d_lg = 0, d_gr = 0, d_norm = 0;
+    for (int step = 0; step < 5; step++) {
+        Model* ms[2] = {cpu, gpu};
+        float norms[2];
+        for (int k = 0; k < 2; k++) {
+            model_zero_grad(ms[k]);
+            for (int pass = 0; pass < 2; pass++) { /* two micro-batches: the gradients accumulate */
+                model_forward_packed(ms[k], &pb, k ? lp_g : lp_c);
+                model_backward(ms[k], dlp);
+            }
+            ms[k]->backend->get_logits(ms[k], k ? lg_g : lg_c);
+            norms[k] = ms[k]->backend->grad_norm(ms[k]);
+        }
+        gpu->backend->download(gpu);
+        d_lp += bit_diffs(lp_c, lp_g, N, "log-probs");
+        d_lg += bit_diffs(lg_c, lg_g, (size_t)N * V, "logits");
+        d_gr += bit_diffs(cpu->grads_memory, gpu->grads_memory, cpu->num_params, "gradients");
+        d_norm += memcmp(&norms[0], &norms[1], sizeof(float)) != 0;
+        model_step(cpu, &hp, 0.5f);
+        model_step(gpu, &hp, 0.5f);
+    }
+    gpu->backend->download(gpu);
+    long d_p = bit_diffs(cpu->params_memory, gpu->params_memory, cpu->num_params, "parameters");
+    long d_m = bit_diffs(cpu->m_memory, gpu->m_memory, cpu->num_params, "first moments");
+    long d_v = bit_diffs(cpu->v_memory, gpu->v_memory, cpu->num_params, "second moments");
+    printf("deterministic: over 5 steps %ld log-prob, %ld logit, %ld gradient bits differ, %ld norms; after them %ld "
+           "parameters, %ld + %ld moments\n", d_lp, d_lg, d_gr, d_norm, d_p, d_m, d_v);
+    EXPECT(d_lp == 0 && d_lg == 0, "deterministic forward: %ld log-probs and %ld logits differ from the CPU's bits", d_lp,
+           d_lg);
+    EXPECT(d_gr == 0 && d_norm == 0, "deterministic backward: %ld gradients and %ld norms differ from the CPU's bits",
+           d_gr, d_norm);
+    EXPECT(d_p == 0 && d_m == 0 && d_v == 0, "deterministic AdamW: %ld parameters, %ld + %ld moments differ", d_p, d_m,
+           d_v);
+    /* sampled grouped generation: the decode kernels and the sampler */
+    enum { G = 2, L = 3, NEW = 24 };
+    int prompts[G * 64], lens[G] = {9, 1}, tok_c[G * L * NEW], tok_g[G * L * NEW], len_c[G * L], len_g[G * L];
+    float glp_c[G * L * NEW], glp_g[G * L * NEW];
+    for (int i = 0; i < G * 64; i++) prompts[i] = i % 64 == 0 ? TOK_BOS : (int)rng_below(&r, 256);
+    GenConfig gc = {.sampler = {.temperature = 0.9f, .top_p = 0.95f}, .max_new_tokens = NEW};
+    RngStream g1 = rng_stream(3, 0, 0, RNG_TEST), g2 = rng_stream(3, 0, 0, RNG_TEST);
+    memset(glp_c, 0, sizeof glp_c);
+    memset(glp_g, 0, sizeof glp_g);
+    model_generate_groups_logprobs(cpu, prompts, 64, lens, G, L, &gc, &g1, tok_c, len_c, glp_c);
+    model_generate_groups_logprobs(gpu, prompts, 64, lens, G, L, &gc, &g2, tok_g, len_g, glp_g);
+    long d_tok = memcmp(len_c, len_g, sizeof len_c) != 0, d_glp = 0;
+    for (int b = 0; b < G * L && !d_tok; b++) {
+        d_tok += memcmp(tok_c + b * NEW, tok_g + b * NEW, sizeof(int) * len_c[b]) != 0;
+        d_glp += bit_diffs(glp_c + b * NEW, glp_g + b * NEW, len_c[b], "generated log-probs");
+    }
+    printf("deterministic generation: %d rows, %ld differ in tokens, %ld log-probs differ in bits\n", G * L, d_tok, d_glp);
+    EXPECT(d_tok == 0 && d_glp == 0, "deterministic generation differs: %ld rows, %ld log-probs", d_tok, d_glp);
+    free(lg_c);
+    free(lg_g);
+    model_free(cpu);
+    model_free(gpu);
+}
+
 int main(void) {
 #ifndef SAPO_TEST_CUDA_EMULATION
 #ifndef SAPO_HAVE_CUDA
@@ -487,6 +589,7 @@ int main(void) {
     test_generation(be);
     test_packed(be);
     test_generation_groups(be);
+    test_deterministic(be);
 #ifdef SAPO_TEST_CUDA_EMULATION
     printf("emulated kernel launches: %d\n", cuda_emu_launch_count());
 #endif

@@ -174,7 +174,7 @@ static void test_defaults(void) {
         for (int j = 0; j < i; j++) CHECK(strcmp(k, CONFIG_SCHEMA[j].key), "duplicate schema key %s", k);
     }
     const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.backend",
-                              "model.init", "model.micro_tokens", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
+                              "model.init", "model.micro_tokens", "model.deterministic", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
                               "gen.max_new_tokens", "grpo.external", "sampling.local", "sampling.external", "grpo.completions",
                               "sampling.groups", "net.fault", "net.slowdown"};
     int n_per_node = 0;

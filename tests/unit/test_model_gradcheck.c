@@ -1,6 +1,8 @@
 /* Finite-difference gradient check of the CPU model on a tiny config: for sampled entries
  * of every parameter tensor, the central difference of L = sum_t w_t * logp_t must match
- * the backward pass (per entry within tolerance, and per tensor by cosine similarity). */
+ * the backward pass (per entry within tolerance, and per tensor by cosine similarity). Once
+ * with the default numerics (OpenBLAS), once in the deterministic mode (det_gemm and
+ * det_attention.h, a backward of its own). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -17,8 +19,9 @@ static double loss_of(Model* m, const int* in, const int* tg, const float* w, fl
     return L;
 }
 
-int main(void) {
-    GPTConfig cfg = {.n_layer = 2, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB};
+static void gradcheck(int det) {
+    printf("-- %s numerics\n", det ? "deterministic" : "default");
+    GPTConfig cfg = {.n_layer = 2, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB, .deterministic = det};
     Model* m = model_create(&cfg, model_backend_find("cpu"), B, 5);
     RngStream rng = rng_stream(11, 0, 0, RNG_TEST);
     /* Larger weights than the GPT-2 init so every path carries a visible gradient. */
@@ -65,5 +68,10 @@ int main(void) {
         offset += n;
     }
     model_free(m);
+}
+
+int main(void) {
+    gradcheck(0);
+    gradcheck(1);
     return test_finish("model gradcheck");
 }

@@ -1,0 +1,167 @@
+/* `sapo verify`: recomputes a shared rollout's per-token log-probs from a checkpoint and says
+ * whether they equal the ones its sender claimed, bit for bit. The rollout is an encoded swarm
+ * message (src/swarm/message.c, version 2: every completion carries the sender's behaviour
+ * log-prob of each of its bytes), e.g. one a run wrote with run.dump_messages; the model is the
+ * checkpoint the sender sampled with (`ckpt/node_K.rR.model` of a run sampled round R) and the
+ * config its node ran with (model shape, n_ctx, gen.temperature, gen.top_p,
+ * gen.max_new_tokens, model.deterministic). Each completion is scored by the training forward
+ * over [prompt | completion] (model/recompute.h). In the deterministic mode an honest claim
+ * matches on any machine; with the default numerics the last bits may differ. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/config.h"
+#include "model/checkpoint.h"
+#include "model/model_from_config.h"
+#include "model/recompute.h"
+#include "model/tokenizer.h"
+#include "swarm/message.h"
+#include "swarm/taskset.h"
+
+static void usage(FILE* out) {
+    fprintf(out,
+            "usage: sapo verify --ckpt MODEL --rollout MESSAGE [CONFIG.ini] [section.key=value ...] [--node K]\n"
+            "Recomputes the per-token log-probs of every completion in a shared rollout and compares\n"
+            "them with the log-probs its sender claimed, bit for bit.\n"
+            "  --ckpt MODEL       the checkpoint the sender sampled with (a run's ckpt/node_K.rR.model\n"
+            "                     for the message of round R)\n"
+            "  --rollout MESSAGE  an encoded swarm message (version 2, with behaviour log-probs), e.g.\n"
+            "                     RUN_DIR/messages/node_K.rR.msg written with run.dump_messages = DIR\n"
+            "  CONFIG.ini, overrides  the sender's configuration (a run's config.ini): model shape,\n"
+            "                     model.deterministic, gen.temperature, gen.top_p, gen.max_new_tokens\n"
+            "  --node K           whose [node.K] settings apply (default: the message's sender)\n"
+            "The prompt is question_prompt(question), kept to its last n_ctx - max_new_tokens bytes as\n"
+            "generation keeps it; the log-probs are the sampler's: softmax(logits / temperature), with\n"
+            "top-p the nucleus renormalisation. Completions that carry no log-probs are skipped.\n"
+            "Exit 0: every claimed log-prob equals the recomputed one bit for bit; 1: some differ (the\n"
+            "first is printed: group, completion, byte index, claimed and recomputed as hex bits);\n"
+            "2: bad input (unreadable or undecodable message, missing checkpoint, bad config).\n"
+            "Bit-for-bit agreement is promised only with model.deterministic = true (README,\n"
+            "\"Deterministic mode\"); with the default numerics the last bits of a few tokens differ.\n");
+}
+
+static uint8_t* read_file(const char* path, size_t* len) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t* buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) *len = (size_t)n;
+    return buf;
+}
+
+static unsigned bits_of(float x) {
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+int cmd_verify(int argc, char** argv) {
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    const char* ckpt = cli_flag_value(argc, argv, "--ckpt");
+    const char* rollout = cli_flag_value(argc, argv, "--rollout");
+    const char* node_arg = cli_flag_value(argc, argv, "--node");
+    if (!ckpt || !rollout) {
+        usage(stderr);
+        return 2;
+    }
+    static const char* const flags[] = {"--ckpt", "--rollout", "--node", NULL};
+    struct Config* cfg = cli_load_config("verify", argc, argv, 1, flags);
+    if (!cfg) return 2;
+    size_t len = 0;
+    uint8_t* buf = read_file(rollout, &len);
+    if (!buf) {
+        fprintf(stderr, "sapo verify: cannot read %s\n", rollout);
+        config_free(cfg);
+        return 2;
+    }
+    SwarmMessage msg;
+    char err[512];
+    if (message_decode(buf, len, &msg, err, sizeof err)) {
+        fprintf(stderr, "sapo verify: %s: %s\n", rollout, err);
+        free(buf);
+        config_free(cfg);
+        return 2;
+    }
+    free(buf);
+    int node = node_arg ? atoi(node_arg) : msg.sender;
+    GPTConfig g = gpt_config_from(cfg, node);
+    GenConfig gen = gen_config_from(cfg, node);
+    ModelCapacity cap = model_capacity_dense(&g, 1);
+    Model* m = model_create_cap(&g, model_backend_find("cpu"), &cap, 0);
+    if (checkpoint_load(m, ckpt, 0, err, sizeof err)) {
+        fprintf(stderr, "sapo verify: %s\n", err);
+        model_free(m);
+        message_free(&msg);
+        config_free(cfg);
+        return 2;
+    }
+    int n_ctx = g.n_ctx, max_new = gen.max_new_tokens, V = g.vocab;
+    int* prompt = mallocCheck((size_t)n_ctx * sizeof(int));
+    int* comp = mallocCheck((size_t)n_ctx * sizeof(int));
+    float* re = mallocCheck((size_t)n_ctx * sizeof(float));
+    float* logits = mallocCheck((size_t)n_ctx * V * sizeof(float));
+    float* scratch = mallocCheck((size_t)3 * V * sizeof(float));
+    long tokens = 0, differ = 0, skipped = 0, completions = 0;
+    int rc = 0;
+    for (int gi = 0; gi < msg.n_groups && rc != 2; gi++) {
+        const RolloutGroup* grp = &msg.groups[gi];
+        char* text = question_prompt(grp->question);
+        int plen = tok_encode_prompt(text, prompt, n_ctx - max_new);
+        free(text);
+        for (int c = 0; c < grp->n_completions; c++) {
+            const float* claimed = grp->logprobs ? grp->logprobs[c] : NULL;
+            int n = (int)strlen(grp->completions[c]);
+            if (!claimed || n == 0) {
+                skipped++;
+                continue;
+            }
+            completions++;
+            for (int i = 0; i < n; i++) comp[i] = (unsigned char)grp->completions[c][i];
+            if (n > max_new || recompute_logprobs(m, &gen.sampler, prompt, plen, comp, n, re, NULL, logits, scratch)) {
+                fprintf(stderr, "sapo verify: group %d completion %d: %d bytes do not fit (max_new_tokens %d, n_ctx %d)\n",
+                        gi, c, n, max_new, n_ctx);
+                rc = 2;
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                tokens++;
+                if (bits_of(claimed[i]) == bits_of(re[i])) continue;
+                if (differ++ == 0)
+                    printf("first mismatch: group %d, completion %d, token %d (byte 0x%02x): claimed %08x (%.9g), "
+                           "recomputed %08x (%.9g)\n",
+                           gi, c, i, comp[i], bits_of(claimed[i]), claimed[i], bits_of(re[i]), re[i]);
+            }
+        }
+    }
+    if (rc != 2) {
+        printf("sapo verify: %s from node %d, round %d: %ld of %ld log-probs (%ld completions, %d groups; %ld "
+               "without log-probs skipped) %s (model.deterministic = %s)\n",
+               rollout, msg.sender, msg.round, tokens - differ, tokens, completions, msg.n_groups, skipped,
+               differ ? "equal bit for bit; the rest differ" : "equal bit for bit", g.deterministic ? "true" : "false");
+        rc = differ ? 1 : 0;
+    }
+    free(prompt);
+    free(comp);
+    free(re);
+    free(logits);
+    free(scratch);
+    model_free(m);
+    message_free(&msg);
+    config_free(cfg);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* The scalars of one AdamW step, shared by the CPU backend and the CUDA one (header-only: the
+ * CUDA library links no libsapo code). */
+#ifndef SAPO_MODEL_ADAMW_SCALARS_H
+#define SAPO_MODEL_ADAMW_SCALARS_H
+
+#include <math.h>
+
+#include "model/det_math.h"
+#include "model/gpt.h"
+
+/* Step `step` (1-based): step_size = lr / (1 - beta1^step), decay = 1 - lr * weight_decay,
+ * bc2_sqrt = sqrt(1 - beta2^step); the powers by libm's powf, or pow_det when det (the
+ * deterministic mode: glibc's powf differs by CPU feature). */
+static inline void adamw_scalars(const AdamWConfig* hp, long step, int det, float* step_size, float* decay,
+                                 float* bc2_sqrt) {
+    float bc1 = 1.0f - (det ? pow_det(hp->beta1, step) : powf(hp->beta1, (float)step));
+    float bc2 = 1.0f - (det ? pow_det(hp->beta2, step) : powf(hp->beta2, (float)step));
+    *bc2_sqrt = sqrtf(bc2);
+    *step_size = hp->lr / bc1;
+    *decay = 1.0f - hp->lr * hp->weight_decay;
+}
+
+#endif
