@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "io/atomic_file.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 
@@ -24,25 +25,19 @@ static void paths(const char* run_dir, int rank, int rounds_done, char* model, c
 
 int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, const double* totals, int n_totals,
                          char* err, size_t errlen) {
-    char dir[1024], model[1100], state[1100], tmp[1200];
+    char dir[1024], model[1100], state[1100];
     snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
     if (make_dirs(dir, err, errlen)) return -1;
     paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
     if (checkpoint_save(n->policy, model, 1, err, errlen)) return -1;
-    snprintf(tmp, sizeof tmp, "%s.tmp", state);
-    FILE* f = fopen(tmp, "wb");
-    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    FILE* f = atomic_file_begin(state, err, errlen);
+    if (!f) return -1;
     uint32_t version = STATE_VERSION;
     int32_t head[3] = {n->rank, rounds_done, n_totals};
     int ok = fwrite(STATE_MAGIC, 1, 8, f) == 8 && fwrite(&version, 4, 1, f) == 1 && fwrite(head, 4, 3, f) == 3 &&
              fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
     if (ok && n->p2p) ok = p2p_save_in_flight(n->p2p, rounds_done, f) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, state) != 0) {
-        remove(tmp);
-        return set_error(err, errlen, "writing %s failed: %s", state, strerror(errno));
-    }
-    return 0;
+    return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
 }
 
 int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, double* totals, int n_totals, char* err,
@@ -95,12 +90,8 @@ int checkpoint_latest_read(const char* run_dir) {
 }
 
 int checkpoint_latest_write(const char* run_dir, int rounds_done, char* err, size_t errlen) {
-    char path[1100], tmp[1200];
+    char path[1100], text[32];
     snprintf(path, sizeof path, "%s/ckpt/LATEST", run_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE* f = fopen(tmp, "w");
-    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    fprintf(f, "%d\n", rounds_done);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) return set_error(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    return 0;
+    snprintf(text, sizeof text, "%d\n", rounds_done);
+    return atomic_file_write(path, text, err, errlen);
 }
