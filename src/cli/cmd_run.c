@@ -383,7 +383,7 @@ int cmd_run(int argc, char** argv) {
     }
 
     /* ---- summary ---- */
-    node_finish(node);
+    node_finish(node, rounds);
     h5log_close(h5);
     double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
     mpiCheck(MPI_Gather(totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, comm));

@@ -225,8 +225,8 @@ void node_free(SwarmNode* n) {
     free(n);
 }
 
-void node_finish(SwarmNode* n) {
-    if (n->p2p) p2p_drain(n->p2p);
+void node_finish(SwarmNode* n, int end_round) {
+    if (n->p2p) p2p_drain(n->p2p, end_round);
 }
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:

@@ -73,9 +73,10 @@ double node_memory_estimate(const Config* cfg, int rank);
  * is set). Returns NULL with err on failure. */
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen);
 void node_free(SwarmNode* node);
-/* After the last round: completes the node's sends and drains what is still addressed to
- * it, so MPI can finalize. Collective in effect: every node calls it. */
-void node_finish(SwarmNode* node);
+/* When every node stops after round end_round - 1 (normally the last round): completes the
+ * node's sends and drains what is still addressed to it, so MPI can finalize. Collective in
+ * effect: every node calls it with the same end_round. */
+void node_finish(SwarmNode* node, int end_round);
 
 /* Runs round `round` (0-based) and fills rec. Collective: every node calls it each round. */
 void node_round(SwarmNode* node, int round, RoundRecord* rec);

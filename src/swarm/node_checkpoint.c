@@ -53,7 +53,7 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
     int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
              version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == n->rank && head[1] == rounds_done &&
              head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
-    if (ok && n->p2p) ok = p2p_load_in_flight(n->p2p, f) == 0;
+    if (ok && n->p2p) ok = p2p_load_in_flight(n->p2p, rounds_done, f) == 0;
     fclose(f);
     if (!ok) return set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", state, n->rank, rounds_done);
     return 0;
