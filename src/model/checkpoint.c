@@ -119,8 +119,8 @@ static int same_shape(const GPTConfig* a, const GPTConfig* b) {
            a->vocab == b->vocab;
 }
 
-/* The one reader of checkpoint files: the header, then (read_body) the shape against
- * `expected` (NULL: any) and the payload, its length exact and its checksum right. The
+/* The one reader of checkpoint files: the header, the shape against `expected` (NULL: any),
+ * then (read_body) the payload, its length exact and its checksum right. The
  * payload goes into a new buffer when `keep` is given (the loader), else through a small
  * scratch buffer (checkpoint_verify: no model needed). */
 static int checkpoint_read(const char* path, const GPTConfig* expected, int read_body, CheckpointInfo* info,
@@ -179,9 +179,10 @@ int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size
     return checkpoint_read(path, NULL, 0, info, NULL, NULL, err, errlen);
 }
 
-int checkpoint_verify(const char* path, const GPTConfig* expected, CheckpointInfo* info, char* err, size_t errlen) {
+int checkpoint_verify(const char* path, const GPTConfig* expected, int body, CheckpointInfo* info, char* err,
+                      size_t errlen) {
     CheckpointInfo local;
-    return checkpoint_read(path, expected, 1, info ? info : &local, NULL, NULL, err, errlen);
+    return checkpoint_read(path, expected, body, info ? info : &local, NULL, NULL, err, errlen);
 }
 
 int checkpoint_load(Model* m, const char* path, int want_optimizer, char* err, size_t errlen) {
