@@ -40,22 +40,52 @@ int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, con
     return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
 }
 
+/* Opens a state file and reads its header and totals; NULL with err when it is missing, is
+ * not node `rank`'s after rounds_done rounds, or is short. The p2p block follows. */
+static FILE* state_open(const char* path, int rank, int rounds_done, double* totals, int n_totals, char* err,
+                        size_t errlen) {
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        set_error(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char magic[8];
+    uint32_t version = 0;
+    int32_t head[3];
+    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
+             version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == rank && head[1] == rounds_done &&
+             head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
+    if (!ok) {
+        fclose(f);
+        set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", path, rank, rounds_done);
+        return NULL;
+    }
+    return f;
+}
+
+int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const GPTConfig* shape, int n_totals,
+                           char* err, size_t errlen) {
+    char model[1100], state[1100];
+    paths(run_dir, rank, rounds_done, model, state, sizeof model);
+    if (checkpoint_verify(model, shape, 1, NULL, err, errlen)) return -1;
+    double* totals = mallocCheck(sizeof(double) * (n_totals > 0 ? n_totals : 1));
+    FILE* f = state_open(state, rank, rounds_done, totals, n_totals, err, errlen);
+    free(totals);
+    if (!f) return -1;
+    fclose(f);
+    return 0;
+}
+
 int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, double* totals, int n_totals, char* err,
                          size_t errlen) {
     char model[1100], state[1100];
     paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
     if (checkpoint_load(n->policy, model, 1, err, errlen)) return -1;
-    FILE* f = fopen(state, "rb");
-    if (!f) return set_error(err, errlen, "cannot open %s: %s", state, strerror(errno));
-    char magic[8];
-    uint32_t version = 0;
-    int32_t head[3];
-    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
-             version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == n->rank && head[1] == rounds_done &&
-             head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
-    if (ok && n->p2p) ok = p2p_load_in_flight(n->p2p, rounds_done, f) == 0;
+    FILE* f = state_open(state, n->rank, rounds_done, totals, n_totals, err, errlen);
+    if (!f) return -1;
+    int ok = !n->p2p || p2p_load_in_flight(n->p2p, rounds_done, f) == 0;
     fclose(f);
-    if (!ok) return set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", state, n->rank, rounds_done);
+    if (!ok) return set_error(err, errlen, "%s: the messages in flight are truncated or malformed", state);
     return 0;
 }
 
