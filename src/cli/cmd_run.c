@@ -215,13 +215,14 @@ static void own_reward_window(const char* log_path, int rounds, double first_las
 
 /* ---- resuming ---------------------------------------------------------------------- */
 
-/* Rank 0, before anything of the run is touched: 1 when it is complete (DONE); 0 with
- * *start = the checkpoint round to continue from; -1 with err when this launch cannot
+/* Rank 0, before anything of the run is touched: 1 when it is complete (DONE, never empty
+ * since it is written atomically; an empty one is what an older sapo left on a full disk);
+ * 0 with *start = the checkpoint round to continue from; -1 with err when this launch cannot
  * continue it (another swarm size, a malformed marker). */
 static int resume_check(const char* dir, int size, int* start, char* err, size_t errlen) {
     char* done = path_join(dir, "DONE");
     struct stat st;
-    int complete = stat(done, &st) == 0;
+    int complete = stat(done, &st) == 0 && st.st_size > 0;
     free(done);
     if (complete) return 1;
     int started = run_dir_read_nodes(dir);
