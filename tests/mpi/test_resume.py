@@ -23,16 +23,30 @@ import pytest
 
 from conftest import BASE as SMALL, ENV, NP, SAPO, column, mpirun
 
-ROUNDS = 6
-BASE = [a for a in SMALL if not a.startswith(("swarm.rounds=", "run.checkpoint_every="))] + \
-    [f"swarm.rounds={ROUNDS}", "run.checkpoint_every=2"]
-COMPARED = ("reward_own", "reward_train", "loss", "completion_len", "external_used", "eval_pass1", "reward_by_task",
-            "msgs_received")
+# One easy task (as in test_grpo_learns_task.py) after a warm-up on it: rewards differ within
+# groups, so the nodes really train (with BASE's task mix no reward is earned, no gradient
+# flows, and a resume that lost the optimizer state would still log the same numbers).
+TASK = ["tasks.names=calendar_arithmetic"]
+ROUNDS = 10
+BASE = [a for a in SMALL if not a.startswith(("swarm.rounds=", "run.checkpoint_every="))] + TASK + \
+    [f"swarm.rounds={ROUNDS}", "run.checkpoint_every=4"]
+COMPARED = ("reward_own", "reward_train", "loss", "grad_norm", "completion_len", "external_used", "eval_pass1",
+            "reward_by_task", "msgs_received")  # grad_norm follows the weights, where loss and rewards can agree
 FULL = "No space left on device"
 
 
-def start_args(out, warmup, extra=()):
-    return BASE + list(extra) + [f"model.init={warmup}", "--out", str(out), "--quiet"]
+@pytest.fixture(scope="module")
+def learner(tmp_path_factory):
+    """A warm-up checkpoint on TASK for BASE's model."""
+    path = tmp_path_factory.mktemp("learner") / "w.ckpt"
+    subprocess.run([SAPO, "pretrain", "pretrain.steps=200", "pretrain.batch=16", "--out", str(path), "--quiet"] + TASK
+                   + [a for a in SMALL if a.startswith(("model.", "gen.", "tasks."))],
+                   env=ENV, check=True, capture_output=True, timeout=600)
+    return str(path)
+
+
+def start_args(out, init, extra=()):
+    return BASE + list(extra) + [f"model.init={init}", "--out", str(out), "--quiet"]
 
 
 def snapshot(run_dir):
@@ -87,24 +101,24 @@ def assert_finished(run_dir, rounds=ROUNDS):
 
 
 @pytest.fixture(scope="module")
-def straight(tmp_path_factory, warmup):
+def straight(tmp_path_factory, learner):
     """Uninterrupted runs, per transport, to compare resumed runs with."""
     done = {}
 
     def get(transport):
         if transport not in done:
             out = tmp_path_factory.mktemp("straight") / transport
-            mpirun(start_args(out, warmup, [f"net.transport={transport}"]))
+            mpirun(start_args(out, learner, [f"net.transport={transport}"]))
             done[transport] = out
         return done[transport]
     return get
 
 
 @pytest.mark.parametrize("transport", ["p2p", "allgather"])
-def test_resume_refused_before_anything_is_touched(tmp_path, warmup, transport):
+def test_resume_refused_before_anything_is_touched(tmp_path, learner, transport):
     out = tmp_path / "run"
-    mpirun(start_args(out, warmup, [f"net.transport={transport}"]))
-    (out / "DONE").unlink()  # as if killed after its last round: continues from ckpt/LATEST = 4
+    mpirun(start_args(out, learner, [f"net.transport={transport}"]))
+    (out / "DONE").unlink()  # as if killed after its last round: continues from ckpt/LATEST = 8
     before = snapshot(out)
     for np_ in (2, NP + 2):
         p = mpirun(["--resume", str(out), "--quiet"], np_=np_, check=False)
@@ -114,7 +128,7 @@ def test_resume_refused_before_anything_is_touched(tmp_path, warmup, transport):
         assert snapshot(out) == before, "a refused resume changed the run directory"
         assert node_files_open(out) == NP
     # one node's checkpoint missing: refused the same way, naming the node and the file
-    state = out / "ckpt" / "node_0003.r0000004.state"
+    state = out / "ckpt" / "node_0003.r0000008.state"
     kept = state.read_bytes()
     state.unlink()
     before = snapshot(out)
@@ -152,18 +166,18 @@ def kill_one_rank(cmd, out, at=("6", "9")):
 
 # virtual + p2p: tests/mpi/test_netem_p2p.py::test_kill_one_rank_then_resume
 @pytest.mark.parametrize("clock,transport", [("virtual", "allgather"), ("wall", "p2p"), ("wall", "allgather")])
-def test_killed_run_resumes_to_the_end(tmp_path, warmup, clock, transport):
+def test_killed_run_resumes_to_the_end(tmp_path, learner, clock, transport):
     # 60 rounds: a kill after checkpoint 6 or 9 lands while the ranks still run
     net = [f"net.clock={clock}", f"net.transport={transport}", "net.drop=0.2", "swarm.rounds=60",
            "run.checkpoint_every=3"]
     out = tmp_path / "killed"
     kill_one_rank(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(NP), SAPO, "run"] +
-                  start_args(out, warmup, net), out)
+                  start_args(out, learner, net), out)
     mpirun(["--resume", str(out), "--quiet"], timeout=120)
     assert_finished(out, 60)
     if clock == "virtual":
         straight = tmp_path / "straight"
-        mpirun(start_args(straight, warmup, net))
+        mpirun(start_args(straight, learner, net))
         assert same_logs(straight, out) is None, same_logs(straight, out)
 
 
@@ -179,15 +193,15 @@ def corrupt(src, dst, how):
 @pytest.mark.parametrize("case,node,message", [("truncated", 0, "truncated: payload has"),
                                                ("flipped", 2, "checksum mismatch"),
                                                ("shape", 1, "shape mismatch")])
-def test_corrupt_init_is_a_config_error(tmp_path, warmup, case, node, message):
+def test_corrupt_init_is_a_config_error(tmp_path, learner, case, node, message):
     bad = tmp_path / "bad.ckpt"
     if case == "shape":
         extra = [f"node.{node}.model.d_model=48", f"node.{node}.model.n_head=4"]
     else:
-        corrupt(warmup, bad, case)
+        corrupt(learner, bad, case)
         extra = [f"node.{node}.model.init={bad}"] if node else [f"model.init={bad}"]
     out = tmp_path / "run"
-    p = mpirun(BASE + [f"model.init={warmup}"] + extra + ["--out", str(out)], check=False)
+    p = mpirun(BASE + [f"model.init={learner}"] + extra + ["--out", str(out)], check=False)
     assert p.returncode == 2, p.stderr
     line = one_error(p)
     assert "config error" in line and f"node {node}: model.init: checkpoint" in line and message in line, line
@@ -199,15 +213,15 @@ def test_corrupt_init_is_a_config_error(tmp_path, warmup, case, node, message):
 # A marker whose temporary file is /dev/full (writes fail with ENOSPC; root ignores chmod):
 # (path made to fail, text the error line names).
 MARKERS = [("DONE.tmp", "DONE"), ("summary.json.tmp", "summary.json"), ("run.log", "run.log"),
-           ("config.ini.tmp", "config.ini"), ("ckpt/node_0001.r0000004.model.tmp", "node_0001.r0000004.model")]
+           ("config.ini.tmp", "config.ini"), ("ckpt/node_0001.r0000008.model.tmp", "node_0001.r0000008.model")]
 
 
 @pytest.mark.parametrize("target,named", MARKERS, ids=[m[1] for m in MARKERS])
-def test_full_disk_at_a_marker(tmp_path, warmup, straight, target, named):
+def test_full_disk_at_a_marker(tmp_path, learner, straight, target, named):
     out = tmp_path / "run"
     (out / target).parent.mkdir(parents=True)
     os.symlink("/dev/full", out / target)
-    p = mpirun(start_args(out, warmup), check=False)
+    p = mpirun(start_args(out, learner), check=False)
     assert p.returncode == 1, p.stderr
     line = one_error(p)
     assert named in line and FULL in line, line
@@ -218,7 +232,7 @@ def test_full_disk_at_a_marker(tmp_path, warmup, straight, target, named):
         (out / "DONE").write_bytes(b"")  # what an older sapo left on a full disk: not a finished run
     if named == "config.ini":  # nothing started: no node file; a new start into the same directory works
         assert not list(out.glob("node_*.h5"))
-        mpirun(start_args(out, warmup))
+        mpirun(start_args(out, learner))
     else:
         assert node_files_open(out) == NP
         mpirun(["--resume", str(out), "--quiet"])
@@ -226,7 +240,7 @@ def test_full_disk_at_a_marker(tmp_path, warmup, straight, target, named):
     assert same_logs(straight("p2p"), out) is None, same_logs(straight("p2p"), out)
 
 
-def test_full_disk_in_the_logs_tmpfs(tmp_path, warmup, straight):
+def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight):
     """--out on a small tmpfs with 256 KiB left: the node logs are created (24 KB each) but
     their first append (about 330 KB of chunks each) fails. The failing nodes stop logging and
     every rank stops at the first checkpoint with one line; nothing crashes in HDF5 (whose
@@ -241,7 +255,7 @@ def test_full_disk_in_the_logs_tmpfs(tmp_path, warmup, straight):
         with open(mnt / "filler", "wb") as f:
             f.write(b"\0" * (st.f_bavail * st.f_frsize - 256 * 1024))
         out = mnt / "run"
-        p = mpirun(start_args(out, warmup), check=False, timeout=120)
+        p = mpirun(start_args(out, learner), check=False, timeout=120)
         assert p.returncode == 1, p.stderr
         line = one_error(p)
         assert "h5log" in line and ("errno = 28" in line or FULL in line), line
