@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import BASE as SMALL, ENV, NP, SAPO, column, mpirun
+from test_netem_p2p import same_logs as same_columns
 
 # One easy task (as in test_grpo_learns_task.py) after a warm-up on it: rewards differ within
 # groups, so the nodes really train (with BASE's task mix no reward is earned, no gradient
@@ -81,15 +82,6 @@ def one_error(p):
 
 def rounds_logged(run_dir):
     return [len(column(run_dir, k, "round")) for k in range(NP)]
-
-
-def same_logs(a, b):
-    for node in range(NP):
-        for name in COMPARED:
-            x, y = column(a, node, name), column(b, node, name)
-            if x.tobytes() != y.tobytes():
-                return f"node {node} {name}: {x} vs {y}"
-    return None
 
 
 def assert_finished(run_dir, rounds=ROUNDS):
@@ -178,7 +170,7 @@ def test_killed_run_resumes_to_the_end(tmp_path, learner, clock, transport):
     if clock == "virtual":
         straight = tmp_path / "straight"
         mpirun(start_args(straight, learner, net))
-        assert same_logs(straight, out) is None, same_logs(straight, out)
+        assert same_columns(straight, out, COMPARED) is None, same_columns(straight, out, COMPARED)
 
 
 def corrupt(src, dst, how):
@@ -237,7 +229,7 @@ def test_full_disk_at_a_marker(tmp_path, learner, straight, target, named):
         assert node_files_open(out) == NP
         mpirun(["--resume", str(out), "--quiet"])
     assert_finished(out)
-    assert same_logs(straight("p2p"), out) is None, same_logs(straight("p2p"), out)
+    assert same_columns(straight("p2p"), out, COMPARED) is None, same_columns(straight("p2p"), out, COMPARED)
 
 
 def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight):
@@ -264,6 +256,6 @@ def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight):
         assert all(n < ROUNDS for n in rounds_logged(out))  # readable (swmr=True: a log HDF5 could not close)
         mpirun(["--resume", str(out), "--quiet"], timeout=120)
         assert_finished(out)
-        assert same_logs(straight("p2p"), out) is None, same_logs(straight("p2p"), out)
+        assert same_columns(straight("p2p"), out, COMPARED) is None, same_columns(straight("p2p"), out, COMPARED)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
