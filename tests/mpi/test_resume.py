@@ -205,7 +205,8 @@ def test_corrupt_init_is_a_config_error(tmp_path, learner, case, node, message):
 # A marker whose temporary file is /dev/full (writes fail with ENOSPC; root ignores chmod):
 # (path made to fail, text the error line names).
 MARKERS = [("DONE.tmp", "DONE"), ("summary.json.tmp", "summary.json"), ("run.log", "run.log"),
-           ("config.ini.tmp", "config.ini"), ("ckpt/node_0001.r0000008.model.tmp", "node_0001.r0000008.model")]
+           ("config.ini.tmp", "config.ini"), ("ckpt/node_0001.r0000008.model.tmp", "node_0001.r0000008.model"),
+           ("ckpt/LATEST.tmp", "LATEST")]
 
 
 @pytest.mark.parametrize("target,named", MARKERS, ids=[m[1] for m in MARKERS])
