@@ -29,8 +29,9 @@ from test_netem_p2p import same_logs as same_columns
 # flows, and a resume that lost the optimizer state would still log the same numbers).
 TASK = ["tasks.names=calendar_arithmetic"]
 ROUNDS = 10
+# latency 1: with p2p a checkpoint holds messages in flight, and a run stopped there drains them
 BASE = [a for a in SMALL if not a.startswith(("swarm.rounds=", "run.checkpoint_every="))] + TASK + \
-    [f"swarm.rounds={ROUNDS}", "run.checkpoint_every=4"]
+    [f"swarm.rounds={ROUNDS}", "run.checkpoint_every=4", "net.latency=1"]
 COMPARED = ("reward_own", "reward_train", "loss", "grad_norm", "completion_len", "external_used", "eval_pass1",
             "reward_by_task", "msgs_received")  # grad_norm follows the weights, where loss and rewards can agree
 FULL = "No space left on device"
@@ -202,6 +203,14 @@ def test_corrupt_init_is_a_config_error(tmp_path, learner, case, node, message):
     assert not out.exists(), "the run directory was created despite the bad model.init"
 
 
+@pytest.fixture
+def rendezvous(monkeypatch):
+    """Every p2p message above 256 bytes by rendezvous (Open MPI's shared-memory transport):
+    a send completes only once received, so a run that stops with messages in flight ends only
+    if every node drains what was sent to it (small eager sends would hide a missing drain)."""
+    monkeypatch.setitem(ENV, "OMPI_MCA_btl_vader_eager_limit", "256")
+
+
 # A marker whose temporary file is /dev/full (writes fail with ENOSPC; root ignores chmod):
 # (path made to fail, text the error line names).
 MARKERS = [("DONE.tmp", "DONE"), ("summary.json.tmp", "summary.json"), ("run.log", "run.log"),
@@ -210,11 +219,11 @@ MARKERS = [("DONE.tmp", "DONE"), ("summary.json.tmp", "summary.json"), ("run.log
 
 
 @pytest.mark.parametrize("target,named", MARKERS, ids=[m[1] for m in MARKERS])
-def test_full_disk_at_a_marker(tmp_path, learner, straight, target, named):
+def test_full_disk_at_a_marker(tmp_path, learner, straight, rendezvous, target, named):
     out = tmp_path / "run"
     (out / target).parent.mkdir(parents=True)
     os.symlink("/dev/full", out / target)
-    p = mpirun(start_args(out, learner), check=False)
+    p = mpirun(start_args(out, learner), check=False, timeout=120)
     assert p.returncode == 1, p.stderr
     line = one_error(p)
     assert named in line and FULL in line, line
@@ -233,7 +242,7 @@ def test_full_disk_at_a_marker(tmp_path, learner, straight, target, named):
     assert same_columns(straight("p2p"), out, COMPARED) is None, same_columns(straight("p2p"), out, COMPARED)
 
 
-def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight):
+def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight, rendezvous):
     """--out on a small tmpfs with 256 KiB left: the node logs are created (24 KB each) but
     their first append (about 330 KB of chunks each) fails. The failing nodes stop logging and
     every rank stops at the first checkpoint with one line; nothing crashes in HDF5 (whose
