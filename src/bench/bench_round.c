@@ -368,7 +368,7 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     if (write_json(path, out)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(out);
     free(asked);
-    node_finish(node);
+    node_finish(node, total);
     node_free(node);
     config_free(cfg);
     MPI_Finalize();

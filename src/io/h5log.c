@@ -81,7 +81,11 @@ static char first_detail[256];
 
 static herr_t innermost_cb(unsigned n, const H5E_error2_t* e, void* data) {
     char* buf = data;
-    if (n == 0 && e->desc && e->desc[0]) snprintf(buf, sizeof first_detail, "%s", e->desc);
+    if (n == 0 && e->desc && e->desc[0]) {
+        snprintf(buf, sizeof first_detail, "%s", e->desc);
+        for (char* c = buf; *c; c++) /* one line: the sec2 driver's message holds ctime()'s newline */
+            if (*c == '\n') *c = ' ';
+    }
     return 0;
 }
 
@@ -112,6 +116,11 @@ static int h5fail(char* err, size_t errlen, const char* path, const char* fmt, .
     va_end(ap);
     if (first_detail[0]) return set_error(err, errlen, "h5log: %s: %s (hdf5: %s)", path, what, first_detail);
     return set_error(err, errlen, "h5log: %s: %s", path, what);
+}
+
+void h5log_library_init(void) {
+    H5dont_atexit();
+    H5open();
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -464,6 +473,17 @@ H5Log* h5log_open_append(const char* path, const H5LogColumn* columns, int n_col
         if (set_rows(d, c < 0 ? 0 : vec_len(log, c), (hsize_t)keep))
             rc = h5fail(err, errlen, path, "cannot truncate \"%s\" to %lld rows", c < 0 ? "round" : log->names[c], (long long)keep);
     }
+    /* Walk every chunk index now, while the file is not in SWMR mode: a block a full disk
+     * left unwritten fails its checksum here at once, where after H5Fstart_swmr_write HDF5
+     * would re-read it with doubling sleeps (a writer stalled for good). */
+    for (int c = -1; c < n_columns && !rc; c++) {
+        hid_t d = c < 0 ? log->round_dset : log->dsets[c], space = H5Dget_space(d);
+        hsize_t chunks = 0;
+        herr_t walked = space < 0 ? -1 : H5Dget_num_chunks(d, space, &chunks);
+        if (space >= 0) H5Sclose(space);
+        if (walked < 0)
+            rc = h5fail(err, errlen, path, "the chunk index of \"%s\" is damaged", c < 0 ? "round" : log->names[c]);
+    }
     if (!rc && H5Fflush(file, H5F_SCOPE_LOCAL) < 0) rc = h5fail(err, errlen, path, "cannot flush the truncated log");
     if (!rc) {
         log->n_rows = keep;
@@ -573,18 +593,20 @@ int h5log_append(H5Log* log, int64_t round, const H5LogValue* values, char* err,
 int64_t h5log_rows(const H5Log* log) { return log ? log->n_rows : 0; }
 int64_t h5log_last_round(const H5Log* log) { return log ? log->last_round : -1; }
 
-void h5log_close(H5Log* log) {
-    if (!log) return;
+int h5log_close_checked(H5Log* log, char* err, size_t errlen) {
+    if (!log) return 0;
     QuietH5 q = quiet_begin();
     char path[4096];
     snprintf(path, sizeof path, "%s", log->path);
-    /* Every row was flushed when appended, so a failure here loses nothing: say so, go on. */
-    if (log_free(log) < 0) {
-        char msg[1024];
-        h5fail(msg, sizeof msg, path, "closing the log failed (rows already flushed are kept)");
-        fprintf(stderr, "%s\n", msg);
-    }
+    /* Every row was flushed when appended, so a failure here loses nothing but is reported. */
+    int rc = log_free(log) < 0 ? h5fail(err, errlen, path, "closing the log failed (rows already flushed are kept)") : 0;
     quiet_end(q);
+    return rc;
+}
+
+void h5log_close(H5Log* log) {
+    char msg[1024];
+    if (h5log_close_checked(log, msg, sizeof msg)) fprintf(stderr, "%s\n", msg);
 }
 
 /* ---- run index ---------------------------------------------------------------------- */

@@ -52,6 +52,13 @@ typedef union {
 
 typedef struct H5Log H5Log;
 
+/* Call before MPI_Init in a program that writes logs: HDF5 then neither closes files itself at
+ * MPI_Finalize nor at exit. HDF5 1.10 segfaults there on a file whose H5Fclose failed (any
+ * flush that failed once, e.g. on a full disk, makes every later close fail); every log is
+ * closed by its owner, and one that could not be closed is left as a killed writer leaves it
+ * (rows up to the last good flush). */
+void h5log_library_init(void);
+
 /* Creates a new log at `path` (fails if the file exists: a resumed run uses
  * h5log_open_append). Returns NULL with a one-line reason in err on failure. */
 H5Log* h5log_create(const char* path, const H5LogColumn* columns, int n_columns, char* err, size_t errlen);
@@ -59,8 +66,9 @@ H5Log* h5log_create(const char* path, const H5LogColumn* columns, int n_columns,
 /* Reopens an existing log to continue a resumed run: checks it has exactly these columns
  * (name, kind, length), drops every row whose round is after `keep_through_round` (the
  * checkpoint round the run replays from; INT64_MAX keeps all, -1 drops all), clears the
- * "open for write" mark a killed writer leaves, and sets *last_round to the last round
- * kept (-1 when no row is left). The caller guarantees no other process writes the file. */
+ * "open for write" mark a killed writer leaves, walks every chunk index (a log a full disk
+ * damaged is refused here, at once) and sets *last_round to the last round kept (-1 when no
+ * row is left). The caller guarantees no other process writes the file. */
 H5Log* h5log_open_append(const char* path, const H5LogColumn* columns, int n_columns,
                          int64_t keep_through_round, int64_t* last_round, char* err, size_t errlen);
 
@@ -79,8 +87,11 @@ int h5log_append(H5Log* log, int64_t round, const H5LogValue* values, char* err,
 int64_t h5log_rows(const H5Log* log);
 int64_t h5log_last_round(const H5Log* log);
 
-/* Flushes and closes; NULL is fine. */
+/* Flushes and closes (clearing the file's "open for write" mark); NULL is fine. A failure
+ * (rows already appended are kept) is printed on stderr; h5log_close_checked returns it
+ * instead: 0, or -1 with err. */
 void h5log_close(H5Log* log);
+int h5log_close_checked(H5Log* log, char* err, size_t errlen);
 
 /* Reads up to max values of the float column `name` of a closed log into out and sets *n to
  * how many it read. 0, or -1 with err (no such file or column, not a float column). */

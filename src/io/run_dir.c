@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/check.h"
+#include "io/atomic_file.h"
 
 int make_dirs(const char* path, char* err, size_t errlen) {
     size_t n = strlen(path);
@@ -55,4 +56,35 @@ char* run_dir_create(const char* requested, const char* kind, const char* name, 
     char* out = mallocCheck(n);
     memcpy(out, buf, n);
     return out;
+}
+
+int run_dir_write_nodes(const char* dir, int n_nodes, char* err, size_t errlen) {
+    char* path = path_join(dir, "NODES");
+    char text[32];
+    snprintf(text, sizeof text, "%d\n", n_nodes);
+    int rc = atomic_file_write(path, text, err, errlen);
+    free(path);
+    return rc;
+}
+
+int run_dir_read_nodes(const char* dir) {
+    char* path = path_join(dir, "NODES");
+    FILE* f = fopen(path, "r");
+    free(path);
+    int n = 0;
+    if (f) {
+        char extra;
+        if (fscanf(f, "%d %c", &n, &extra) != 1 || n < 1) n = -1;
+        fclose(f);
+        return n;
+    }
+    for (;; n++) { /* an older run directory: its node files say */
+        char leaf[32];
+        snprintf(leaf, sizeof leaf, "node_%04d.h5", n);
+        char* p = path_join(dir, leaf);
+        struct stat st;
+        int there = stat(p, &st) == 0;
+        free(p);
+        if (!there) return n;
+    }
 }

@@ -14,4 +14,12 @@ int make_dirs(const char* path, char* err, size_t errlen);
 /* dir/leaf as a heap string. */
 char* path_join(const char* dir, const char* leaf);
 
+/* RUN_DIR/NODES: the swarm size a run was started with ("4\n"), written (atomically) when
+ * the directory is created, before any node file, and checked by every resume. */
+int run_dir_write_nodes(const char* dir, int n_nodes, char* err, size_t errlen);
+/* The recorded swarm size; in a directory written before NODES existed, the number of
+ * consecutive node_NNNN.h5 files from node_0000.h5; 0 when neither says; -1 when NODES is
+ * malformed. */
+int run_dir_read_nodes(const char* dir);
+
 #endif

@@ -20,9 +20,9 @@
 
 #include "core/check.h"
 #include "core/fnv1a.h"
+#include "io/atomic_file.h"
 
 #define HEADER_BYTES 128
-
 
 static void put_u32(unsigned char* p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -69,25 +69,11 @@ int checkpoint_save(Model* m, const char* path, int with_optimizer, char* err, s
     put_u64(h + 56, (uint64_t)(n_parts * P * sizeof(float)));
     put_u64(h + 64, sum);
 
-    size_t tmp_len = strlen(path) + 8;
-    char* tmp = mallocCheck(tmp_len);
-    snprintf(tmp, tmp_len, "%s.tmp", path);
-    FILE* f = fopen(tmp, "wb");
-    if (!f) {
-        set_error(err, errlen, "checkpoint %s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    FILE* f = atomic_file_begin(path, err, errlen);
+    if (!f) return -1;
     int ok = fwrite(h, 1, HEADER_BYTES, f) == HEADER_BYTES;
     for (int i = 0; ok && i < n_parts; i++) ok = fwrite(parts[i], sizeof(float), P, f) == P;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        set_error(err, errlen, "checkpoint %s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
+    if (atomic_file_commit(f, path, err, errlen)) return -1; /* a failed fwrite fails the commit too */
     return 0;
 }
 
@@ -128,56 +114,82 @@ static int read_header(FILE* f, const char* path, CheckpointInfo* info, uint64_t
     return 0;
 }
 
-int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size_t errlen) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return set_error(err, errlen, "checkpoint %s: cannot open: %s", path, strerror(errno));
-    uint64_t P, payload, sum;
-    int rc = read_header(f, path, info, &P, &payload, &sum, err, errlen);
-    fclose(f);
-    return rc;
-}
-
 static int same_shape(const GPTConfig* a, const GPTConfig* b) {
     return a->n_layer == b->n_layer && a->n_head == b->n_head && a->d_model == b->d_model && a->n_ctx == b->n_ctx &&
            a->vocab == b->vocab;
 }
 
-int checkpoint_load(Model* m, const char* path, int want_optimizer, char* err, size_t errlen) {
+/* The one reader of checkpoint files: the header, the shape against `expected` (NULL: any),
+ * then (read_body) the payload, its length exact and its checksum right. The
+ * payload goes into a new buffer when `keep` is given (the loader), else through a small
+ * scratch buffer (checkpoint_verify: no model needed). */
+static int checkpoint_read(const char* path, const GPTConfig* expected, int read_body, CheckpointInfo* info,
+                           uint64_t* n_params, float** keep, char* err, size_t errlen) {
     FILE* f = fopen(path, "rb");
     if (!f) return set_error(err, errlen, "checkpoint %s: cannot open: %s", path, strerror(errno));
-    CheckpointInfo info;
     uint64_t P, payload, sum;
-    if (read_header(f, path, &info, &P, &payload, &sum, err, errlen)) {
+    if (read_header(f, path, info, &P, &payload, &sum, err, errlen)) {
         fclose(f);
         return -1;
     }
-    if (!same_shape(&info.cfg, &m->cfg)) {
+    if (n_params) *n_params = P;
+    if (expected && !same_shape(&info->cfg, expected)) {
         fclose(f);
         return set_error(err, errlen,
                          "checkpoint %s: shape mismatch: file has n_layer=%d n_head=%d d_model=%d n_ctx=%d, "
                          "the model wants n_layer=%d n_head=%d d_model=%d n_ctx=%d",
-                         path, info.cfg.n_layer, info.cfg.n_head, info.cfg.d_model, info.cfg.n_ctx, m->cfg.n_layer,
-                         m->cfg.n_head, m->cfg.d_model, m->cfg.n_ctx);
+                         path, info->cfg.n_layer, info->cfg.n_head, info->cfg.d_model, info->cfg.n_ctx,
+                         expected->n_layer, expected->n_head, expected->d_model, expected->n_ctx);
     }
-    /* Read into scratch first: a bad file must leave the model untouched. */
-    float* buf = mallocCheck((size_t)payload);
-    size_t got = fread(buf, 1, (size_t)payload, f);
+    if (!read_body) {
+        fclose(f);
+        return 0;
+    }
+    enum { CHUNK = 1 << 20 };
+    unsigned char* buf = mallocCheck(keep ? (size_t)payload : payload < CHUNK ? (size_t)payload : CHUNK);
+    uint64_t got = 0, hash = FNV1A_OFFSET;
+    while (got < payload) {
+        size_t want = payload - got < CHUNK ? (size_t)(payload - got) : CHUNK;
+        unsigned char* dst = keep ? buf + got : buf;
+        size_t n = fread(dst, 1, want, f);
+        hash = fnv1a_update(hash, dst, n);
+        got += n;
+        if (n < want) break;
+    }
     int extra = fgetc(f) != EOF;
     fclose(f);
-    if (got != payload) {
+    int rc = 0;
+    if (got != payload)
+        rc = set_error(err, errlen, "checkpoint %s: truncated: payload has %llu of %llu bytes", path,
+                       (unsigned long long)got, (unsigned long long)payload);
+    else if (extra)
+        rc = set_error(err, errlen, "checkpoint %s: corrupted: bytes after the %llu-byte payload", path,
+                       (unsigned long long)payload);
+    else if (hash != sum)
+        rc = set_error(err, errlen, "checkpoint %s: checksum mismatch (the file is corrupted)", path);
+    if (rc || !keep) {
         free(buf);
-        return set_error(err, errlen, "checkpoint %s: truncated: payload has %zu of %llu bytes", path, got,
-                         (unsigned long long)payload);
+        return rc;
     }
-    if (extra) {
-        free(buf);
-        return set_error(err, errlen, "checkpoint %s: corrupted: bytes after the %llu-byte payload", path,
-                         (unsigned long long)payload);
-    }
-    if (fnv1a_update(FNV1A_OFFSET, buf, (size_t)payload) != sum) {
-        free(buf);
-        return set_error(err, errlen, "checkpoint %s: checksum mismatch (the file is corrupted)", path);
-    }
+    *keep = (float*)buf;
+    return 0;
+}
+
+int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size_t errlen) {
+    return checkpoint_read(path, NULL, 0, info, NULL, NULL, err, errlen);
+}
+
+int checkpoint_verify(const char* path, const GPTConfig* expected, int body, CheckpointInfo* info, char* err,
+                      size_t errlen) {
+    CheckpointInfo local;
+    return checkpoint_read(path, expected, body, info ? info : &local, NULL, NULL, err, errlen);
+}
+
+int checkpoint_load(Model* m, const char* path, int want_optimizer, char* err, size_t errlen) {
+    CheckpointInfo info;
+    uint64_t P;
+    float* buf = NULL; /* read into scratch first: a bad file must leave the model untouched */
+    if (checkpoint_read(path, &m->cfg, 1, &info, &P, &buf, err, errlen)) return -1;
     memcpy(m->params_memory, buf, P * sizeof(float));
     if (want_optimizer && info.has_optimizer) {
         memcpy(m->m_memory, buf + P, P * sizeof(float));

@@ -22,6 +22,11 @@ typedef struct {
 int checkpoint_save(Model* m, const char* path, int with_optimizer, char* err, size_t errlen);
 /* Reads and validates the header only. */
 int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size_t errlen);
+/* What checkpoint_load checks, without a model: the header and the shape against `expected`
+ * (NULL: any shape); with `body` also the payload's exact length and its checksum (read in
+ * chunks). info (may be NULL) receives the header. 0, or -1 with the loader's own message. */
+int checkpoint_verify(const char* path, const GPTConfig* expected, int body, CheckpointInfo* info, char* err,
+                      size_t errlen);
 /* Loads into a model of the same shape (else an error naming both shapes). Loads the
  * optimizer moments and step when the file has them and want_optimizer is set; otherwise
  * the moments are zeroed and the step is 0 (a fresh fine-tune from these weights). */

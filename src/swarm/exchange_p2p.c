@@ -45,7 +45,8 @@ struct P2P {
     /* wall clock */
     HeldMessage* held;
     int n_held, cap_held;
-    long expected, received;
+    long received;      /* messages this process has received (all sent in rounds >= first_round) */
+    int first_round;    /* the first round this process runs: 0, or the checkpoint's on resume */
 };
 
 P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
@@ -62,13 +63,9 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     p->due = callocCheck(R > 0 ? R : 1, sizeof(Due*));
     p->n_due = callocCheck(R > 0 ? R : 1, sizeof(int));
     int* cap = callocCheck(R > 0 ? R : 1, sizeof(int));
-    for (int s = 0; s < p->n; s++) {
+    for (int s = 0; s < p->n && !ne->wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
-            if (ne->wall_clock) {
-                p->expected += netem_sends(ne, s, rank, r);
-                continue;
-            }
             int at = netem_delivery_round(ne, s, rank, r);
             if (at < 0) continue;
             if (p->n_due[at] == cap[at]) {
@@ -250,13 +247,30 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
     inbox->t_wait = 0.0; /* the wall clock never waits for a peer */
 }
 
-void p2p_drain(P2P* p) {
+/* Wall clock: the messages addressed to this node in rounds [first_round, end_round). The
+ * processes of a resumed run sent none before first_round (and received none of those). */
+static long wall_expected(const P2P* p, int end_round) {
+    long n = 0;
+    for (int s = 0; s < p->n; s++)
+        for (int r = p->first_round; r < end_round && s != p->rank; r++) n += netem_sends(p->ne, s, p->rank, r);
+    return n;
+}
+
+void p2p_drain(P2P* p, int end_round) {
     if (p->ne->wall_clock) {
-        while (p->received < p->expected) {
+        for (long expected = wall_expected(p, end_round); p->received < expected; p->received++) {
             size_t len;
             free(receive_one(p, MPI_ANY_SOURCE, MPI_ANY_TAG, &len, NULL, NULL));
-            p->received++;
         }
+    } else {
+        /* virtual clock: what was sent before end_round but is due at or after it (none when
+         * the run went to its last round: netem schedules nothing beyond it) */
+        for (int at = end_round; at < p->ne->rounds; at++)
+            for (int i = 0; i < p->n_due[at]; i++) {
+                Due d = p->due[at][i];
+                size_t len;
+                if (d.round < end_round) free(receive_one(p, d.sender, d.round, &len, NULL, NULL));
+            }
     }
     for (int i = 0; i < p->n_sent; i++) mpiCheck(MPI_Waitall(p->sent[i].n_req, p->sent[i].reqs, MPI_STATUSES_IGNORE));
 }
@@ -296,7 +310,8 @@ int p2p_save_in_flight(P2P* p, int round, FILE* f) {
     return 0;
 }
 
-int p2p_load_in_flight(P2P* p, FILE* f) {
+int p2p_load_in_flight(P2P* p, int round, FILE* f) {
+    p->first_round = round;
     int count = 0;
     if (fread(&count, sizeof count, 1, f) != 1 || count < 0) return -1;
     for (int i = 0; i < count; i++) {

@@ -29,14 +29,17 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len);
 /* Collects the messages this node uses in `round` into inbox (senders, buffers);
  * inbox->t_wait is the time blocked; *late receives how many were sent in earlier rounds. */
 void p2p_receive(P2P* p, int round, Inbox* inbox, int* late);
-/* After the last round: receives and discards everything still addressed to this node
- * and completes every send, so MPI can finalize. */
-void p2p_drain(P2P* p);
+/* When every node stops after round end_round - 1 (the last round, or earlier when the
+ * run stops on an error): receives and discards everything sent to this node before
+ * end_round that it has not received, and completes every send, so MPI can finalize. */
+void p2p_drain(P2P* p, int end_round);
 
 /* Checkpoint support: writes the messages sent in rounds < round that are used in a round
- * >= round (their bytes and targets); p2p_load_in_flight reads them back and posts them
- * again. Return 0, or -1 on an I/O or format error. */
+ * >= round (their bytes and targets); p2p_load_in_flight, in a run resumed after `round`
+ * rounds, reads them back, posts them again and counts only messages of rounds >= round as
+ * still to come (wall clock: the others were sent and taken by the processes before).
+ * Return 0, or -1 on an I/O or format error. */
 int p2p_save_in_flight(P2P* p, int round, FILE* f);
-int p2p_load_in_flight(P2P* p, FILE* f);
+int p2p_load_in_flight(P2P* p, int round, FILE* f);
 
 #endif

@@ -38,6 +38,16 @@ static NodeFault parse_fault(const char* s) {
     return FAULT_NONE;
 }
 
+/* Node k's model.init (when set) against its shape; body: its payload too (checkpoint_verify). */
+static int init_verify(const Config* cfg, int k, int body, char* err, size_t errlen) {
+    const char* init = config_node_string(cfg, k, "model.init");
+    GPTConfig g = gpt_config_from(cfg, k);
+    char why[512];
+    if (*init && checkpoint_verify(init, &g, body, NULL, why, sizeof why))
+        return set_error(err, errlen, "node %d: model.init: %s", k, why);
+    return 0;
+}
+
 int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen) {
     TaskSet ts;
     if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) return -1;
@@ -67,23 +77,12 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (!model_backend_find(backend))
             return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
                              k, backend);
-        const char* init = config_node_string(cfg, k, "model.init");
-        if (*init) {
-            CheckpointInfo info;
-            char why[512];
-            if (checkpoint_read_info(init, &info, why, sizeof why))
-                return set_error(err, errlen, "node %d: model.init: %s", k, why);
-            if (info.cfg.n_layer != g.n_layer || info.cfg.n_head != g.n_head || info.cfg.d_model != g.d_model ||
-                info.cfg.n_ctx != g.n_ctx)
-                return set_error(err, errlen,
-                                 "node %d: model.init %s has n_layer=%d n_head=%d d_model=%d n_ctx=%d, the config asks "
-                                 "n_layer=%d n_head=%d d_model=%d n_ctx=%d",
-                                 k, init, info.cfg.n_layer, info.cfg.n_head, info.cfg.d_model, info.cfg.n_ctx, g.n_layer,
-                                 g.n_head, g.d_model, g.n_ctx);
-        }
+        if (init_verify(cfg, k, 0, err, errlen)) return -1;
     }
     return 0;
 }
+
+int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen) { return init_verify(cfg, rank, 1, err, errlen); }
 
 ModelCapacity node_model_capacity(const Config* cfg, int rank) {
     GPTConfig g = gpt_config_from(cfg, rank);
@@ -228,8 +227,8 @@ void node_free(SwarmNode* n) {
     free(n);
 }
 
-void node_finish(SwarmNode* n) {
-    if (n->p2p) p2p_drain(n->p2p);
+void node_finish(SwarmNode* n, int end_round) {
+    if (n->p2p) p2p_drain(n->p2p, end_round);
 }
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:

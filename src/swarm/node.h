@@ -62,6 +62,11 @@ typedef struct {
 /* Checks, on every node's settings, what would stop a run later (I + J = groups, the init
  * checkpoint's shape, tasks and preset, the backend). Returns 0 or -1 with one line in err. */
 int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen);
+/* Reads node `rank`'s model.init through (header, shape, payload length and checksum:
+ * checkpoint_verify), which swarm_config_check checks by its header only; each rank checks
+ * its own before any run directory exists. 0 (also without one), or -1 with
+ * "node K: model.init: checkpoint PATH: ..." in err. */
+int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen);
 
 /* The model capacity of node `rank`: micro-batches of model.micro_tokens for its I + J
  * groups, generation of its I prompts x L rows (evaluation in chunks of up to 16 prompts). */
@@ -74,9 +79,10 @@ double node_memory_estimate(const Config* cfg, int rank);
  * is set). Returns NULL with err on failure. */
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen);
 void node_free(SwarmNode* node);
-/* After the last round: completes the node's sends and drains what is still addressed to
- * it, so MPI can finalize. Collective in effect: every node calls it. */
-void node_finish(SwarmNode* node);
+/* When every node stops after round end_round - 1 (normally the last round): completes the
+ * node's sends and drains what is still addressed to it, so MPI can finalize. Collective in
+ * effect: every node calls it with the same end_round. */
+void node_finish(SwarmNode* node, int end_round);
 
 /* Runs round `round` (0-based) and fills rec. Collective: every node calls it each round. */
 void node_round(SwarmNode* node, int round, RoundRecord* rec);

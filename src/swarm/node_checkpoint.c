@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "io/atomic_file.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 
@@ -24,24 +25,54 @@ static void paths(const char* run_dir, int rank, int rounds_done, char* model, c
 
 int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, const double* totals, int n_totals,
                          char* err, size_t errlen) {
-    char dir[1024], model[1100], state[1100], tmp[1200];
+    char dir[1024], model[1100], state[1100];
     snprintf(dir, sizeof dir, "%s/ckpt", run_dir);
     if (make_dirs(dir, err, errlen)) return -1;
     paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
     if (checkpoint_save(n->policy, model, 1, err, errlen)) return -1;
-    snprintf(tmp, sizeof tmp, "%s.tmp", state);
-    FILE* f = fopen(tmp, "wb");
-    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    FILE* f = atomic_file_begin(state, err, errlen);
+    if (!f) return -1;
     uint32_t version = STATE_VERSION;
     int32_t head[3] = {n->rank, rounds_done, n_totals};
     int ok = fwrite(STATE_MAGIC, 1, 8, f) == 8 && fwrite(&version, 4, 1, f) == 1 && fwrite(head, 4, 3, f) == 3 &&
              fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
     if (ok && n->p2p) ok = p2p_save_in_flight(n->p2p, rounds_done, f) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, state) != 0) {
-        remove(tmp);
-        return set_error(err, errlen, "writing %s failed: %s", state, strerror(errno));
+    return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
+}
+
+/* Opens a state file and reads its header and totals; NULL with err when it is missing, is
+ * not node `rank`'s after rounds_done rounds, or is short. The p2p block follows. */
+static FILE* state_open(const char* path, int rank, int rounds_done, double* totals, int n_totals, char* err,
+                        size_t errlen) {
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        set_error(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
     }
+    char magic[8];
+    uint32_t version = 0;
+    int32_t head[3];
+    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
+             version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == rank && head[1] == rounds_done &&
+             head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
+    if (!ok) {
+        fclose(f);
+        set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", path, rank, rounds_done);
+        return NULL;
+    }
+    return f;
+}
+
+int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const GPTConfig* shape, int n_totals,
+                           char* err, size_t errlen) {
+    char model[1100], state[1100];
+    paths(run_dir, rank, rounds_done, model, state, sizeof model);
+    if (checkpoint_verify(model, shape, 1, NULL, err, errlen)) return -1;
+    double* totals = mallocCheck(sizeof(double) * (n_totals > 0 ? n_totals : 1));
+    FILE* f = state_open(state, rank, rounds_done, totals, n_totals, err, errlen);
+    free(totals);
+    if (!f) return -1;
+    fclose(f);
     return 0;
 }
 
@@ -50,17 +81,11 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
     char model[1100], state[1100];
     paths(run_dir, n->rank, rounds_done, model, state, sizeof model);
     if (checkpoint_load(n->policy, model, 1, err, errlen)) return -1;
-    FILE* f = fopen(state, "rb");
-    if (!f) return set_error(err, errlen, "cannot open %s: %s", state, strerror(errno));
-    char magic[8];
-    uint32_t version = 0;
-    int32_t head[3];
-    int ok = fread(magic, 1, 8, f) == 8 && !memcmp(magic, STATE_MAGIC, 8) && fread(&version, 4, 1, f) == 1 &&
-             version == STATE_VERSION && fread(head, 4, 3, f) == 3 && head[0] == n->rank && head[1] == rounds_done &&
-             head[2] == n_totals && fread(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
-    if (ok && n->p2p) ok = p2p_load_in_flight(n->p2p, f) == 0;
+    FILE* f = state_open(state, n->rank, rounds_done, totals, n_totals, err, errlen);
+    if (!f) return -1;
+    int ok = !n->p2p || p2p_load_in_flight(n->p2p, rounds_done, f) == 0;
     fclose(f);
-    if (!ok) return set_error(err, errlen, "%s: not a state file of node %d after %d rounds, or truncated", state, n->rank, rounds_done);
+    if (!ok) return set_error(err, errlen, "%s: the messages in flight are truncated or malformed", state);
     return 0;
 }
 
@@ -95,12 +120,8 @@ int checkpoint_latest_read(const char* run_dir) {
 }
 
 int checkpoint_latest_write(const char* run_dir, int rounds_done, char* err, size_t errlen) {
-    char path[1100], tmp[1200];
+    char path[1100], text[32];
     snprintf(path, sizeof path, "%s/ckpt/LATEST", run_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE* f = fopen(tmp, "w");
-    if (!f) return set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-    fprintf(f, "%d\n", rounds_done);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) return set_error(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    return 0;
+    snprintf(text, sizeof text, "%d\n", rounds_done);
+    return atomic_file_write(path, text, err, errlen);
 }

@@ -2,6 +2,7 @@
 warmed-up checkpoint so rewards are not all zero, reading a node's log column, and where
 the helper programs (tests/<label>/tool_*.c) are built."""
 import os
+import signal
 import subprocess
 
 import h5py
@@ -22,9 +23,18 @@ BASE = ["model.n_layer=1", "model.d_model=32", "model.n_head=2", "model.n_ctx=16
         "tasks.max_unanswerable=1"]
 
 
-def mpirun(args, np_=NP, check=True):
+def mpirun(args, np_=NP, check=True, timeout=600):
+    """`mpirun -np np_ sapo run ARGS`; on timeout its whole process group (every rank) is killed."""
     cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_), SAPO, "run"] + args
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"{' '.join(cmd)} did not finish in {timeout} s\n{out}\n{err}")
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
     return p

@@ -1,0 +1,52 @@
+/* Atomic small-file writes (see atomic_file.h). */
+#include "io/atomic_file.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/check.h"
+
+static char* temp_path(const char* path) {
+    size_t n = strlen(path) + 5;
+    char* tmp = mallocCheck(n);
+    snprintf(tmp, n, "%s.tmp", path);
+    return tmp;
+}
+
+FILE* atomic_file_begin(const char* path, char* err, size_t errlen) {
+    char* tmp = temp_path(path);
+    FILE* f = fopen(tmp, "wb");
+    if (!f) set_error(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    free(tmp);
+    return f;
+}
+
+int atomic_file_commit(FILE* f, const char* path, char* err, size_t errlen) {
+    char* tmp = temp_path(path);
+    int e = 0;
+    if (ferror(f)) e = errno ? errno : EIO; /* a write already failed (errno is still its reason) */
+    if (fflush(f) != 0 && !e) e = errno;
+    /* Durable before it is visible. EINVAL: the file cannot be synced (a device): nothing to wait for. */
+    if (!e && fsync(fileno(f)) != 0 && errno != EINVAL) e = errno;
+    if (fclose(f) != 0 && !e) e = errno;
+    if (!e && rename(tmp, path) != 0) e = errno;
+    if (e) unlink(tmp);
+    free(tmp);
+    return e ? set_error(err, errlen, "cannot write %s: %s", path, strerror(e)) : 0;
+}
+
+void atomic_file_abort(FILE* f, const char* path) {
+    char* tmp = temp_path(path);
+    fclose(f);
+    unlink(tmp);
+    free(tmp);
+}
+
+int atomic_file_write(const char* path, const char* text, char* err, size_t errlen) {
+    FILE* f = atomic_file_begin(path, err, errlen);
+    if (!f) return -1;
+    fputs(text, f);
+    return atomic_file_commit(f, path, err, errlen);
+}

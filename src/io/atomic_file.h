@@ -1,0 +1,22 @@
+/* Files a reader must never see half-written (DONE, ckpt/LATEST, config.ini, summary.json,
+ * NODES, checkpoints): written to PATH.tmp, flushed, fsync'ed, closed with the result
+ * checked, then renamed over PATH. A reader (or a resume after a crash or a full disk) sees
+ * the old file or the complete new one, never a prefix; on any failure PATH is untouched and
+ * PATH.tmp is removed. The one place that implements this: every marker goes through here. */
+#ifndef SAPO_IO_ATOMIC_FILE_H
+#define SAPO_IO_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Opens PATH.tmp for writing (binary-safe). NULL with "cannot create PATH.tmp: OS error" in err. */
+FILE* atomic_file_begin(const char* path, char* err, size_t errlen);
+/* Flushes, fsyncs, closes f (from atomic_file_begin(path)) and renames it over path; an
+ * earlier failed write on f fails it too. 0, or -1 with "cannot write PATH: OS error". */
+int atomic_file_commit(FILE* f, const char* path, char* err, size_t errlen);
+/* Gives up: closes f and removes PATH.tmp; path is untouched. */
+void atomic_file_abort(FILE* f, const char* path);
+/* The whole of `text` as path's new content, atomically. 0, or -1 with err. */
+int atomic_file_write(const char* path, const char* text, char* err, size_t errlen);
+
+#endif
