@@ -173,7 +173,7 @@ static void cuda_setup(Model* m) {
     const char* tf32 = getenv("SAPO_CUDA_TF32");
     s->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
     cublasCheck(cublasSetMathMode(s->ctx.blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (cuda_det_layers.cu) */
+    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (the cuda_det_* kernels) */
 
     s->lay_bytes = layout_bytes(N, V, T);
     Carver cv;

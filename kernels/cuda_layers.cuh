@@ -131,9 +131,10 @@ void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const fl
                            const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
                            size_t row_stride, int n_ctx);
 
-/* The deterministic mode (kernels/cuda_det_layers.cu): the CPU's deterministic arithmetic bit
- * for bit (det_matmul.h, det_math.h, det_attention.h). The launchers above call these when
- * x->det is set; the backend calls cuda_det_sumsq and adds the chunks on the host. */
+/* The deterministic mode (the cuda_det_* kernels of each family header): the CPU's
+ * deterministic arithmetic bit for bit (det_matmul.h, det_math.h, det_attention.h). The
+ * launchers above call these when x->det is set; the backend calls cuda_det_sumsq and adds the
+ * chunks on the host. */
 void cuda_det_gemm(const CudaCtx* x, int ta, int tb, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc);
 void cuda_det_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp,

@@ -8,7 +8,6 @@
 #define cuda_device_for_this_rank cuda_emu_device_for_this_rank
 
 #include "../cuda_layers.cu"
-#include "../cuda_det_layers.cu"
 #include "../cuda_backend.cu"
 
 /* Kernel launches so far, for tests that want to see the emulation ran. */
