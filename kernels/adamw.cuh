@@ -1,23 +1,19 @@
-/* One AdamW step over every parameter, the CPU's float formula element for element; the
- * step's scalars come from the host (src/model/adamw_scalars.h). Twins cpu_adamw of
- * src/model/cpu_backend.c, bit for bit. */
+/* One AdamW step over every parameter: adamw_update of src/model/adamw_scalars.h, the CPU's
+ * own loop body, element for element; the step's scalars come from the host (adamw_scalars).
+ * Twins cpu_adamw of src/model/cpu_backend.c, bit for bit. */
 #ifndef SAPO_KERNELS_ADAMW_CUH
 #define SAPO_KERNELS_ADAMW_CUH
 
 #include "cuda_common.cuh"
+#include "model/adamw_scalars.h"
 
 SAPO_CUDA_NS_BEGIN
 
 __global__ void cuda_adamw_kernel(float* params, const float* grads, float* m, float* v, size_t n, float beta1,
                                   float beta2, float eps, float grad_scale, float step_size, float decay,
                                   float bc2_sqrt) {
-    GRID_STRIDE_LOOP(i, n) {
-        float gr = grads[i] * grad_scale;
-        float mo = m[i] = beta1 * m[i] + (1.0f - beta1) * gr;
-        float ve = v[i] = beta2 * v[i] + (1.0f - beta2) * gr * gr;
-        float p = params[i] * decay;
-        params[i] = p - step_size * mo / (sqrtf(ve) / bc2_sqrt + eps);
-    }
+    GRID_STRIDE_LOOP(i, n)
+        adamw_update(&params[i], &m[i], &v[i], grads[i], beta1, beta2, eps, grad_scale, step_size, decay, bc2_sqrt);
 }
 void cuda_adamw(const CudaCtx* x, float* params, const float* grads, float* m, float* v, size_t n, float beta1,
                 float beta2, float eps, float grad_scale, float step_size, float decay, float bc2_sqrt) {

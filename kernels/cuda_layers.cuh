@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cuda_compat.h"
+#include "cuda_segments.h" /* CudaSeg */
 
 /* In the CPU emulation every file is compiled into one translation unit that may be linked
  * next to the real CUDA library: the emulated launchers get internal linkage. */
@@ -73,18 +74,6 @@ void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const f
                          int OC);
 void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
                           const float* w, int N, int IC, int OC);
-
-/* A packed batch's segment (Segment in gpt.h) as the attention kernels read it; the host
- * builds the table per forward. A segment's queries read plen prefix keys (tokens pstart..)
- * then their own causal keys; its softmax weights sit at att (per layer) as NH blocks of
- * (len, plen + len), the CPU's layout. children[child0 .. child0 + n_children) are the
- * segments whose prefix it is, in increasing order: who reads its keys besides itself. */
-typedef struct {
-    long long att;
-    int start, len;
-    int pstart, plen;
-    int child0, n_children;
-} CudaSeg;
 
 /* Causal attention over the segments, one warp per (token, head): scores against the prefix
  * then the own keys, softmax, y. qkv (N, 3C); out (N, C); seg_of[n] = the segment of token n. */
