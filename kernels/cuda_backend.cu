@@ -173,7 +173,7 @@ static void cuda_setup(Model* m) {
     const char* tf32 = getenv("SAPO_CUDA_TF32");
     s->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
     cublasCheck(cublasSetMathMode(s->ctx.blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (cuda_det_layers.cu) */
+    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (the cuda_det_* kernels) */
 
     s->lay_bytes = layout_bytes(N, V, T);
     Carver cv;
@@ -365,17 +365,6 @@ static void* lay_take(CudaState* s, size_t* used, size_t bytes, void** host) {
     return dev;
 }
 
-/* Counting sort: start (n_entries + 1) and rows (N) list the rows n with key[n] == e in
- * increasing n, for the embedding gradients' fixed-order sums. */
-static void rows_by_key(CudaState* s, int* start, int* rows, const int* key, int N, int n_entries) {
-    memset(start, 0, (size_t)(n_entries + 1) * sizeof(int));
-    for (int n = 0; n < N; n++) start[key[n] + 1]++;
-    for (int e = 0; e < n_entries; e++) start[e + 1] += start[e];
-    int* cursor = s->h_cursor;
-    memcpy(cursor, start, (size_t)n_entries * sizeof(int));
-    for (int n = 0; n < N; n++) rows[cursor[key[n]]++] = n;
-}
-
 /* Checks the batch and sends its layout: tokens, positions (prefix length + index), the
  * segment of each token, the segment table with each segment's attention offset, the
  * children of every prompt, and the embedding rows by token and by position. */
@@ -400,45 +389,16 @@ static void send_layout(Model* m, const PackedBatch* pb) {
     int* seg_of = (int*)h;
     s->children = (int*)lay_take(s, &used, (size_t)NS * sizeof(int), &h);
     int* children = (int*)h;
-    long long att = 0;
-    for (int k = 0; k < NS; k++) {
-        const Segment* g = &pb->segs[k];
-        const Segment* p = g->prefix >= 0 ? &pb->segs[g->prefix] : NULL;
-        CudaSeg* o = &hs[k];
-        o->att = att;
-        o->start = g->start;
-        o->len = g->len;
-        o->pstart = p ? p->start : 0;
-        o->plen = p ? p->len : 0;
-        o->child0 = o->n_children = 0;
-        att += (long long)c->n_head * g->len * (o->plen + g->len);
-        for (int t = 0; t < g->len; t++) {
-            pos[g->start + t] = o->plen + t;
-            seg_of[g->start + t] = k;
-        }
-    }
-    s->att_used = (long)att;
-    /* children grouped by prefix, each group in increasing segment order (a counting sort) */
-    for (int k = 0; k < NS; k++)
-        if (pb->segs[k].prefix >= 0) hs[pb->segs[k].prefix].n_children++;
-    for (int k = 0, at = 0; k < NS; k++) {
-        hs[k].child0 = at;
-        at += hs[k].n_children;
-        hs[k].n_children = 0;
-    }
-    for (int k = 0; k < NS; k++) {
-        CudaSeg* p = pb->segs[k].prefix >= 0 ? &hs[pb->segs[k].prefix] : NULL;
-        if (p) children[p->child0 + p->n_children++] = k;
-    }
+    s->att_used = (long)cuda_segment_table(hs, children, pos, seg_of, pb->segs, NS, c->n_head);
     s->segs = (CudaSeg*)lay_put(s, &used, hs, (size_t)NS * sizeof(CudaSeg));
     s->tok_start = (int*)lay_take(s, &used, (size_t)(V + 1) * sizeof(int), &h);
     int* tok_start = (int*)h;
     s->tok_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
-    rows_by_key(s, tok_start, (int*)h, pb->inputs, N, V);
+    cuda_rows_by_key(tok_start, (int*)h, s->h_cursor, pb->inputs, N, V);
     s->pos_start = (int*)lay_take(s, &used, (size_t)(T + 1) * sizeof(int), &h);
     int* pos_start = (int*)h;
     s->pos_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
-    rows_by_key(s, pos_start, (int*)h, pos, N, T);
+    cuda_rows_by_key(pos_start, (int*)h, s->h_cursor, pos, N, T);
     if (used > s->lay_bytes) die("the batch layout outgrew its buffer (layout_bytes is wrong)");
     to_device(s, s->lay, s->h_lay, used);
     s->N = N;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "cuda_compat.h"
+#include "cuda_segments.h" /* CudaSeg */
 
 /* In the CPU emulation every file is compiled into one translation unit that may be linked
  * next to the real CUDA library: the emulated launchers get internal linkage. */
@@ -74,18 +75,6 @@ void cuda_matmul_forward(const CudaCtx* x, float* out, const float* inp, const f
 void cuda_matmul_backward(const CudaCtx* x, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
                           const float* w, int N, int IC, int OC);
 
-/* A packed batch's segment (Segment in gpt.h) as the attention kernels read it; the host
- * builds the table per forward. A segment's queries read plen prefix keys (tokens pstart..)
- * then their own causal keys; its softmax weights sit at att (per layer) as NH blocks of
- * (len, plen + len), the CPU's layout. children[child0 .. child0 + n_children) are the
- * segments whose prefix it is, in increasing order: who reads its keys besides itself. */
-typedef struct {
-    long long att;
-    int start, len;
-    int pstart, plen;
-    int child0, n_children;
-} CudaSeg;
-
 /* Causal attention over the segments, one warp per (token, head): scores against the prefix
  * then the own keys, softmax, y. qkv (N, 3C); out (N, C); seg_of[n] = the segment of token n. */
 void cuda_attention_forward(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
@@ -131,9 +120,10 @@ void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const fl
                            const int* prefix_len, const int* pos, int n, int C, int NH, size_t prefix_stride,
                            size_t row_stride, int n_ctx);
 
-/* The deterministic mode (kernels/cuda_det_layers.cu): the CPU's deterministic arithmetic bit
- * for bit (det_matmul.h, det_math.h, det_attention.h). The launchers above call these when
- * x->det is set; the backend calls cuda_det_sumsq and adds the chunks on the host. */
+/* The deterministic mode (the cuda_det_* kernels of each family header): the CPU's
+ * deterministic arithmetic bit for bit (det_matmul.h, det_math.h, det_attention.h). The
+ * launchers above call these when x->det is set; the backend calls cuda_det_sumsq and adds the
+ * chunks on the host. */
 void cuda_det_gemm(const CudaCtx* x, int ta, int tb, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc);
 void cuda_det_layernorm_forward(const CudaCtx* x, float* out, float* mean, float* rstd, const float* inp,

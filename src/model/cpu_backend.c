@@ -287,13 +287,9 @@ static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
     m->step++;
     float step_size, decay, bc2_sqrt;
     adamw_scalars(hp, m->step, det_of(m), &step_size, &decay, &bc2_sqrt);
-    for (size_t i = 0; i < m->num_params; i++) {
-        float gr = m->grads_memory[i] * grad_scale;
-        float mo = m->m_memory[i] = hp->beta1 * m->m_memory[i] + (1.0f - hp->beta1) * gr;
-        float ve = m->v_memory[i] = hp->beta2 * m->v_memory[i] + (1.0f - hp->beta2) * gr * gr;
-        float p = m->params_memory[i] * decay;
-        m->params_memory[i] = p - step_size * mo / (sqrtf(ve) / bc2_sqrt + hp->eps);
-    }
+    for (size_t i = 0; i < m->num_params; i++)
+        adamw_update(&m->params_memory[i], &m->m_memory[i], &m->v_memory[i], m->grads_memory[i], hp->beta1, hp->beta2,
+                     hp->eps, grad_scale, step_size, decay, bc2_sqrt);
 }
 
 static void cpu_prefill(Model* m, const PackedBatch* pb) {

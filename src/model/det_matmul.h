@@ -7,7 +7,7 @@
  *
  * row-major, op(X) = X or X^T (ta, tb), beta 0 or 1 (anything else dies). The CPU code
  * (det_matmul.c) vectorizes across j (SIMD FMA lanes round as scalar fmaf does) and blocks
- * rows and columns; the CUDA twin (kernels/cuda_det_layers.cu, cuda_det_gemm) gives one thread
+ * rows and columns; the CUDA twin (kernels/matmul.cuh, cuda_det_gemm) gives one thread
  * to one output element with the same loop. Without FMA hardware (-march=x86-64-v2) fmaf is
  * libm's correctly rounded software fmaf: the same bits, slower. */
 #ifndef SAPO_MODEL_DET_MATMUL_H

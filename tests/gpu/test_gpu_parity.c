@@ -20,9 +20,9 @@
  * one step) over elements whose gradient is >= 1e-6 (exactly-zero gradients, the key biases,
  * are rounding noise that Adam amplifies differently on each side: see the comment there),
  * log-probs 1e-3. Every max difference is printed.
- * The deterministic mode (model.deterministic; kernels/cuda_det_layers.cu against det_gemm and
- * det_attention.h on the CPU) is held to no tolerance at all: on the packed batch, the logits,
- * log-probs, every gradient tensor (accumulated over two passes) and the gradient norm, then
+ * The deterministic mode (model.deterministic; the cuda_det_* kernels in kernels/ against
+ * det_gemm and det_attention.h on the CPU) is held to no tolerance at all: on the packed
+ * batch, the logits, log-probs, every gradient tensor (accumulated over two passes) and the gradient norm, then
  * the parameters and both Adam moments after 5 AdamW steps, then sampled grouped generation
  * (temperature 0.9, top-p 0.95: tokens and the sampler's log-probs) are compared bit for bit.
  * Built twice: as gpu/test_gpu_parity against the real backend (exit 77, skipped, without a
