@@ -48,16 +48,15 @@ int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, cha
             evalset_free(es);
             return set_error(err, errlen, "evaluation set: question %d (%s): %s", i, order[i % n_tasks]->spec->name, why);
         }
-        const char* text = cJSON_GetObjectItem(q->entry, "question")->valuestring;
+        const char* text = question_text(q);
         q->prompt = question_prompt(text);
         es->prompts[i] = q->prompt;
         es->n_by_task[q->slot->task_id]++;
-        const cJSON* a = cJSON_GetObjectItem(q->entry, "answer");
         int32_t id = q->slot->task_id;
         es->digest = fnv1a_update(es->digest, &id, sizeof id);
         es->digest = fnv1a_update(es->digest, &q->seed, sizeof q->seed);
         es->digest = fnv1a_str(es->digest, text);
-        es->digest = fnv1a_str(es->digest, cJSON_IsString(a) ? a->valuestring : NULL);
+        es->digest = fnv1a_str(es->digest, question_answer(q));
     }
     return 0;
 }

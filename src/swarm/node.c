@@ -1,4 +1,6 @@
-/* One swarm node and its SAPO round (see node.h). */
+/* One swarm node and its SAPO round (see node.h): node_round runs the round as a
+ * sequence of stages over one RoundState, each a function below in the order it runs:
+ * ask, generate and score, share, collect and verify, select, train, evaluate. */
 #include "swarm/node.h"
 
 #include <math.h>
@@ -6,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "bench/bench_timer.h"
 #include "core/check.h"
@@ -14,101 +15,13 @@
 #include "model/checkpoint.h"
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
-#include "swarm/exchange.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
+#include "swarm/node_gpu.h"
 #include "tasks/answer.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h"
-#endif
 #ifdef SAPO_HAVE_NCCL
 #include "nccl_allgather.h"
 #endif
-
-/* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
- * OpenBLAS's work buffer, libc): a quick.ini rank's private memory is about 45 MB in all,
- * of which about 25 MB is the node's touched activations and caches. */
-#define NODE_PROCESS_BYTES (24.0 * 1024 * 1024)
-
-static NodeFault parse_fault(const char* s) {
-    if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
-    if (!strcmp(s, "truncate")) return FAULT_TRUNCATE;
-    if (!strcmp(s, "lie")) return FAULT_LIE;
-    if (!strcmp(s, "lie_logprobs")) return FAULT_LIE_LOGPROBS;
-    return FAULT_NONE;
-}
-
-/* Node k's model.init (when set) against its shape; body: its payload too (checkpoint_verify). */
-static int init_verify(const Config* cfg, int k, int body, char* err, size_t errlen) {
-    const char* init = config_node_string(cfg, k, "model.init");
-    GPTConfig g = gpt_config_from(cfg, k);
-    char why[512];
-    if (*init && checkpoint_verify(init, &g, body, NULL, why, sizeof why))
-        return set_error(err, errlen, "node %d: model.init: %s", k, why);
-    return 0;
-}
-
-int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen) {
-    TaskSet ts;
-    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) return -1;
-    taskset_free(&ts);
-    if (config_max_node(cfg) >= n_nodes)
-        return set_error(err, errlen, "[node.%d] is set but the swarm has %d nodes (0..%d)", config_max_node(cfg),
-                         n_nodes, n_nodes - 1);
-    if (config_float(cfg, "grpo.kl") > 0 && config_int(cfg, "grpo.ppo_epochs") < 1)
-        return set_error(err, errlen, "grpo.ppo_epochs must be >= 1");
-    for (int k = 0; k < n_nodes; k++) {
-        long I = config_node_int(cfg, k, "sampling.local"), J = config_node_int(cfg, k, "sampling.external");
-        long G = config_node_int(cfg, k, "sampling.groups");
-        if (I + J != G)
-            return set_error(err, errlen,
-                             "node %d: sampling.local (%ld) + sampling.external (%ld) = %ld, but sampling.groups = %ld "
-                             "(I + J must equal the groups trained on per round)",
-                             k, I, J, I + J, G);
-        if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
-        if (J > 0 && n_nodes < 2)
-            return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
-        GPTConfig g = gpt_config_from(cfg, k);
-        long max_new = config_node_int(cfg, k, "gen.max_new_tokens");
-        if (g.n_ctx < max_new + 16)
-            return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
-                             k, g.n_ctx, max_new);
-        const char* backend = config_node_string(cfg, k, "model.backend");
-        if (!model_backend_find(backend))
-            return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
-                             k, backend);
-        if (init_verify(cfg, k, 0, err, errlen)) return -1;
-    }
-    return 0;
-}
-
-int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen) { return init_verify(cfg, rank, 1, err, errlen); }
-
-ModelCapacity node_model_capacity(const Config* cfg, int rank) {
-    GPTConfig g = gpt_config_from(cfg, rank);
-    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
-    int L = (int)config_node_int(cfg, rank, "grpo.completions");
-    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
-    int eval_q = (int)config_int(cfg, "run.eval_questions"), micro = (int)config_node_int(cfg, rank, "model.micro_tokens");
-    int eval_chunk = eval_q < 16 ? eval_q : 16;
-    int prompts = I > eval_chunk ? I : eval_chunk, rows = I * L > prompts ? I * L : prompts;
-    return model_capacity_for(&g, micro, I + J, L, max_new, prompts, rows);
-}
-
-double node_memory_estimate(const Config* cfg, int rank) {
-    GPTConfig g = gpt_config_from(cfg, rank);
-    ModelCapacity cap = node_model_capacity(cfg, rank);
-    double model = model_memory_bytes(&g, &cap);
-    int with_ref = config_float(cfg, "grpo.kl") > 0;
-    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
-    int L = (int)config_node_int(cfg, rank, "grpo.completions");
-    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
-    int eval_q = (int)config_int(cfg, "run.eval_questions");
-    double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;
-    double round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
-                   4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */
-    return model * (with_ref ? 2 : 1) + round + NODE_PROCESS_BYTES;
-}
 
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
@@ -122,7 +35,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->filter_zero_adv = !strcmp(config_string(cfg, "sampling.filter"), "zero_adv");
     n->eval_every = (int)config_int(cfg, "run.eval_every");
     n->eval_questions = (int)config_int(cfg, "run.eval_questions");
-    n->fault = parse_fault(config_node_string(cfg, rank, "net.fault"));
+    n->fault = node_fault_parse(config_node_string(cfg, rank, "net.fault"));
     n->grad_clip = (float)config_node_float(cfg, rank, "optim.grad_clip");
     n->adamw = adamw_config_from(cfg, rank);
     n->gen = gen_config_from(cfg, rank);
@@ -151,17 +64,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         return NULL;
     }
     /* Collective steps first, before anything that could fail on one rank alone. */
-#ifdef SAPO_HAVE_CUDA
-    { /* the GPU of a CUDA node is its rank among this machine's ranks, modulo the GPUs */
-        MPI_Comm local;
-        int local_rank, local_size;
-        mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-        mpiCheck(MPI_Comm_rank(local, &local_rank));
-        mpiCheck(MPI_Comm_size(local, &local_size));
-        mpiCheck(MPI_Comm_free(&local));
-        cuda_set_local_rank(local_rank, local_size);
-    }
-#endif
+    node_gpu_choose(comm, rank);
     n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
     if (!n->use_p2p) {
 #ifdef SAPO_HAVE_NCCL
@@ -265,130 +168,153 @@ static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, in
     }
 }
 
-/* pass@1 on the fixed held-out set: one answer per question, sampled with the node's gen
- * settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task into rec. */
-static void node_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
-    RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    char** texts = mallocCheck(sizeof(char*) * n->eval.n);
-    generate_texts(n, n->eval.prompts, n->eval.n, 1, &rng, texts, NULL);
-    rec->m[RM_EVAL_PASS1] = evalset_score(&n->eval, texts, rec->eval_by_task);
-    for (int i = 0; i < n->eval.n; i++) free(texts[i]);
-    free(texts);
-}
+/* What one round carries from stage to stage. Rows are the paper's I x L own completions,
+ * row i*L + c answering question i. */
+typedef struct {
+    int round;
+    int I, L, rows;
+    Question* qs;         /* (I) this round's questions */
+    char** prompts;       /* (I) views of qs[i].prompt */
+    char** texts;         /* (rows) decoded completions */
+    float** text_lps;     /* (rows) their behaviour log-probs, one per byte, or NULL */
+    float* rewards;       /* (rows) our verifiers' rewards */
+    double own_sum;       /* sum of rewards */
+    uint8_t* msg;         /* this round's encoded message */
+    size_t msg_len;
+    Inbox inbox;          /* what the transport delivered */
+    int* chosen;          /* (used) indices of the pool groups drawn for training */
+    int used;
+    double t0, t1, t2, t3; /* start, generated, collected, trained (bench_now) */
+} RoundState;
 
-/* Corrupts an encoded message as net.fault asks (garbage and truncate act on the bytes). */
-static void apply_byte_fault(SwarmNode* n, int round, uint8_t* buf, size_t* len) {
-    if (n->fault == FAULT_GARBAGE) {
-        RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_NETEM);
-        for (size_t i = 0; i < *len; i++) buf[i] = (uint8_t)rng_u32(&rng);
-    } else if (n->fault == FAULT_TRUNCATE) {
-        *len /= 2;
+static void round_state_free(RoundState* s) {
+    for (int r = 0; r < s->rows; r++) {
+        free(s->texts[r]);
+        free(s->text_lps[r]);
     }
+    for (int i = 0; i < s->I; i++) question_free(&s->qs[i]);
+    free(s->text_lps);
+    free(s->qs);
+    free(s->prompts);
+    free(s->texts);
+    free(s->rewards);
+    free(s->chosen);
 }
 
-void node_round(SwarmNode* n, int round, RoundRecord* rec) {
-    round_record_clear(rec, round);
-    int I = n->n_local, L = n->n_completions, rows = I * L; /* the paper's names */
-    int n_ctx = n->policy->cfg.n_ctx;
+/* ask: I questions from the (seed, rank, round, questions) stream. */
+static void round_ask(SwarmNode* n, RoundState* s) {
     char err[512];
-    double t0 = bench_now();
-
-    /* ---- ask and answer: I questions, L completions each, scored by our verifiers ---- */
-    RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_QUESTIONS);
-    Question* qs = callocCheck(I, sizeof *qs);
-    char** prompts = mallocCheck(sizeof(char*) * I);
-    char** texts = mallocCheck(sizeof(char*) * rows);
-    float** text_lps = mallocCheck(sizeof(float*) * rows);
-    float* rewards = mallocCheck(sizeof(float) * rows);
-    for (int i = 0; i < I; i++) {
-        if (question_draw(&n->tasks, &qrng, &qs[i], err, sizeof err)) sapo_die("question: %s", err);
-        prompts[i] = qs[i].prompt;
+    RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_QUESTIONS);
+    s->qs = callocCheck(s->I, sizeof *s->qs);
+    s->prompts = mallocCheck(sizeof(char*) * s->I);
+    for (int i = 0; i < s->I; i++) {
+        if (question_draw(&n->tasks, &qrng, &s->qs[i], err, sizeof err)) sapo_die("question: %s", err);
+        s->prompts[i] = s->qs[i].prompt;
     }
-    RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_GENERATE);
-    generate_texts(n, prompts, I, L, &grng, texts, text_lps);
-    double by_task_sum[TASK_N_IDS] = {0}, own_sum = 0.0, formatted = 0.0, length = 0.0;
+}
+
+/* generate and score: L completions per question, each scored by our own verifier. */
+static void round_generate_and_score(SwarmNode* n, RoundState* s, RoundRecord* rec) {
+    int rows = s->rows, L = s->L;
+    s->texts = mallocCheck(sizeof(char*) * rows);
+    s->text_lps = mallocCheck(sizeof(float*) * rows);
+    s->rewards = mallocCheck(sizeof(float) * rows);
+    RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_GENERATE);
+    generate_texts(n, s->prompts, s->I, L, &grng, s->texts, s->text_lps);
+    double by_task_sum[TASK_N_IDS] = {0}, formatted = 0.0, length = 0.0;
     int by_task_n[TASK_N_IDS] = {0};
     for (int r = 0; r < rows; r++) {
-        const Question* q = &qs[r / L];
-        rewards[r] = (float)task_reward(q->slot->spec, texts[r], q->entry);
-        own_sum += rewards[r];
-        by_task_sum[q->slot->task_id] += rewards[r];
+        const Question* q = &s->qs[r / L];
+        s->rewards[r] = (float)task_reward(q->slot->spec, s->texts[r], q->entry);
+        s->own_sum += s->rewards[r];
+        by_task_sum[q->slot->task_id] += s->rewards[r];
         by_task_n[q->slot->task_id]++;
-        char* extracted = answer_extract(texts[r]);
+        char* extracted = answer_extract(s->texts[r]);
         formatted += extracted != NULL;
         free(extracted);
-        length += strlen(texts[r]);
+        length += strlen(s->texts[r]);
     }
-    rec->m[RM_REWARD_OWN] = own_sum / rows;
+    rec->m[RM_REWARD_OWN] = s->own_sum / rows;
     rec->m[RM_FORMAT_RATE] = formatted / rows;
     rec->m[RM_COMPLETION_LEN] = length / rows;
     for (int t = 0; t < TASK_N_IDS; t++)
         if (by_task_n[t]) rec->reward_by_task[t] = by_task_sum[t] / by_task_n[t];
-    double t1 = bench_now();
-    rec->m[RM_T_GENERATE] = t1 - t0;
+}
 
-    /* ---- share every group, receive and verify the peers' ---- */
-    SwarmMessage msg = {.sender = n->rank, .round = round, .n_groups = I};
-    msg.groups = callocCheck(I, sizeof(RolloutGroup));
-    for (int i = 0; i < I; i++) {
+/* The encoded message of this round's I groups (net.fault's lies applied). */
+static void round_encode(SwarmNode* n, RoundState* s) {
+    char err[512];
+    SwarmMessage msg = {.sender = n->rank, .round = s->round, .n_groups = s->I};
+    msg.groups = callocCheck(s->I, sizeof(RolloutGroup));
+    for (int i = 0; i < s->I; i++) {
+        const Question* q = &s->qs[i];
         RolloutGroup* g = &msg.groups[i];
-        const cJSON* a = cJSON_GetObjectItem(qs[i].entry, "answer");
-        g->task_id = qs[i].slot->task_id;
-        g->seed = qs[i].seed;
-        g->index = qs[i].index;
-        g->config_json = qs[i].slot->config_json;
-        g->question = cJSON_GetObjectItem(qs[i].entry, "question")->valuestring;
-        g->answer = cJSON_IsString(a) ? a->valuestring : NULL;
-        g->metadata_json = cJSON_PrintUnformatted(cJSON_GetObjectItem(qs[i].entry, "metadata"));
-        g->n_completions = L;
-        g->completions = texts + (size_t)i * L;
-        g->logprobs = text_lps + (size_t)i * L;
-        if (n->fault == FAULT_LIE) g->answer = "a lie about the ground truth";
-        if (n->fault == FAULT_LIE_LOGPROBS) /* claims every byte was nearly impossible */
-            for (int c = 0; c < L; c++)
-                for (size_t k = 0; g->logprobs[c] && k < strlen(g->completions[c]); k++) g->logprobs[c][k] = -1e30f;
+        g->task_id = q->slot->task_id;
+        g->seed = q->seed;
+        g->index = q->index;
+        g->config_json = q->slot->config_json;
+        g->question = (char*)question_text(q);
+        g->answer = (char*)question_answer(q);
+        g->metadata_json = question_metadata_json(q);
+        g->n_completions = s->L;
+        g->completions = s->texts + (size_t)i * s->L;
+        g->logprobs = s->text_lps + (size_t)i * s->L;
+        node_fault_corrupt_group(n->fault, g);
     }
-    uint8_t* buf = NULL;
-    size_t len = 0;
-    if (message_encode(&msg, &buf, &len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
-    for (int i = 0; i < I; i++) free(msg.groups[i].metadata_json);
+    if (message_encode(&msg, &s->msg, &s->msg_len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
+    for (int i = 0; i < s->I; i++) free(msg.groups[i].metadata_json);
     free(msg.groups); /* the strings it pointed at belong to qs and texts */
-    apply_byte_fault(n, round, buf, &len);
-    if (n->dump_dir[0]) { /* what was sent, for `sapo verify` */
-        char path[640];
-        snprintf(path, sizeof path, "%s/node_%04d.r%07d.msg", n->dump_dir, n->rank, round);
-        FILE* f = fopen(path, "wb");
-        if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) sapo_die("cannot write %s", path);
-    }
-    Inbox inbox;
-    int online = !netem_offline(n->netem, n->rank, round);
-    rec->m[RM_ONLINE] = online;
+}
+
+/* What was sent, for `sapo verify` (run.dump_messages). */
+static void round_dump(const SwarmNode* n, const RoundState* s) {
+    char path[640];
+    snprintf(path, sizeof path, "%s/node_%04d.r%07d.msg", n->dump_dir, n->rank, s->round);
+    FILE* f = fopen(path, "wb");
+    if (!f || fwrite(s->msg, 1, s->msg_len, f) != s->msg_len || fclose(f)) sapo_die("cannot write %s", path);
+}
+
+/* share: encode every group, corrupt the bytes as net.fault asks, send it and receive
+ * this round's inbox. */
+static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
+    round_encode(n, s);
+    node_fault_corrupt_bytes(n->fault, n->seed, n->rank, s->round, s->msg, &s->msg_len);
+    if (n->dump_dir[0]) round_dump(n, s);
+    rec->m[RM_ONLINE] = !netem_offline(n->netem, n->rank, s->round);
     if (n->use_p2p) {
-        P2PSendStats ss = p2p_send(n->p2p, round, buf, len);
+        P2PSendStats ss = p2p_send(n->p2p, s->round, s->msg, s->msg_len);
         rec->m[RM_MSGS_SENT] = ss.sent;
         rec->m[RM_MSGS_DROPPED] = ss.dropped;
         rec->m[RM_BYTES_SENT] = ss.bytes_sent;
         int late = 0;
-        p2p_receive(n->p2p, round, &inbox, &late);
+        p2p_receive(n->p2p, s->round, &s->inbox, &late);
         rec->m[RM_MSGS_LATE] = late;
     } else { /* the paper's exchange: every node gets every message, netem does not apply */
 #ifdef SAPO_HAVE_NCCL
-        if (n->nccl) exchange_allgather_nccl(n->nccl, n->comm, buf, len, &inbox);
+        if (n->nccl) exchange_allgather_nccl(n->nccl, n->comm, s->msg, s->msg_len, &s->inbox);
         else
 #endif
-            exchange_allgather(n->comm, buf, len, &inbox);
+            exchange_allgather(n->comm, s->msg, s->msg_len, &s->inbox);
         rec->m[RM_MSGS_SENT] = n->n_nodes - 1;
-        rec->m[RM_BYTES_SENT] = (double)len * (n->n_nodes - 1);
+        rec->m[RM_BYTES_SENT] = (double)s->msg_len * (n->n_nodes - 1);
     }
-    rec->m[RM_T_WAIT] = inbox.t_wait;
-    free(buf);
+    rec->m[RM_T_WAIT] = s->inbox.t_wait;
+    free(s->msg);
+    s->msg = NULL;
+}
+
+/* collect and verify: decode each received message, verify and re-score each of its groups
+ * and add the good ones to the pool, cut to our L completions. */
+static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
+    char err[512];
+    Inbox* inbox = &s->inbox;
     float* ext_rewards = mallocCheck(sizeof(float) * MESSAGE_MAX_COMPLETIONS);
-    for (int k = 0; k < inbox.n; k++) {
+    for (int k = 0; k < inbox->n; k++) {
         rec->m[RM_MSGS_RECEIVED]++;
-        rec->m[RM_BYTES_RECEIVED] += (double)inbox.lens[k];
+        rec->m[RM_BYTES_RECEIVED] += (double)inbox->lens[k];
         SwarmMessage in;
-        int bad = message_decode(inbox.bufs[k], inbox.lens[k], &in, err, sizeof err) != 0;
-        if (!bad && in.sender != inbox.senders[k]) { /* a message claiming another sender */
+        int bad = message_decode(inbox->bufs[k], inbox->lens[k], &in, err, sizeof err) != 0;
+        if (!bad && in.sender != inbox->senders[k]) { /* a message claiming another sender */
             message_free(&in);
             bad = 1;
         }
@@ -404,7 +330,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
             }
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
-            while (g->n_completions > L) {
+            while (g->n_completions > s->L) {
                 g->n_completions--;
                 free(g->completions[g->n_completions]);
                 if (g->logprobs) free(g->logprobs[g->n_completions]);
@@ -413,42 +339,46 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
         }
         message_free(&in);
     }
-    inbox_free(&inbox);
+    inbox_free(inbox);
     free(ext_rewards);
     rec->m[RM_POOL_SIZE] = n->pool.n;
     rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->filter_zero_adv);
-    double t2 = bench_now();
-    double inbox_wait = rec->m[RM_T_WAIT];
-    rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox_wait;
+}
 
-    /* ---- the training batch: I own groups + up to J drawn from the filtered pool ---- */
-    int* chosen = mallocCheck(sizeof(int) * (n->n_external > 0 ? n->n_external : 1));
-    RngStream prng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_POOL);
-    int used = n->n_external > 0 ? pool_draw(&n->pool, n->n_external, n->filter_zero_adv, &prng, chosen) : 0;
-    rec->m[RM_EXTERNAL_USED] = used;
-    rec->m[RM_SHORTFALL] = n->n_external - used;
-    int n_samples = rows, n_groups = I + used, width = L;
+/* select: up to J external groups drawn from the filtered pool. */
+static void round_select(SwarmNode* n, RoundState* s, RoundRecord* rec) {
+    s->chosen = mallocCheck(sizeof(int) * (n->n_external > 0 ? n->n_external : 1));
+    RngStream prng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_POOL);
+    s->used = n->n_external > 0 ? pool_draw(&n->pool, n->n_external, n->filter_zero_adv, &prng, s->chosen) : 0;
+    rec->m[RM_EXTERNAL_USED] = s->used;
+    rec->m[RM_SHORTFALL] = n->n_external - s->used;
+}
+
+/* train: GRPO advantages of the I own and the used external groups, and one GRPO step. */
+static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
+    int I = s->I, L = s->L, used = s->used, n_ctx = n->policy->cfg.n_ctx;
+    int n_samples = s->rows, n_groups = I + used, width = L;
     for (int e = 0; e < used; e++) {
-        int c = n->pool.items[chosen[e]].group.n_completions;
+        int c = n->pool.items[s->chosen[e]].group.n_completions;
         n_samples += c;
         if (c > width) width = c;
     }
     GrpoGroup* groups = mallocCheck(sizeof(GrpoGroup) * n_groups);
     char** ext_prompts = mallocCheck(sizeof(char*) * (used > 0 ? used : 1));
     float* adv = mallocCheck(sizeof(float) * (size_t)n_groups * width);
-    double train_sum = own_sum;
+    double train_sum = s->own_sum;
     for (int i = 0; i < I; i++) {
         float* a = adv + (size_t)i * width;
-        grpo_advantages(rewards + i * L, L, a);
-        groups[i] = (GrpoGroup){.prompt = prompt_tail(qs[i].prompt, n_ctx, n->gen.max_new_tokens),
+        grpo_advantages(s->rewards + i * L, L, a);
+        groups[i] = (GrpoGroup){.prompt = prompt_tail(s->qs[i].prompt, n_ctx, n->gen.max_new_tokens),
                                 .n = L,
-                                .completions = (const char* const*)texts + (size_t)i * L,
+                                .completions = (const char* const*)s->texts + (size_t)i * L,
                                 .weights = a};
     }
     for (int e = 0; e < used; e++) {
-        const PoolGroup* pg = &n->pool.items[chosen[e]];
+        const PoolGroup* pg = &n->pool.items[s->chosen[e]];
         rec->m[RM_EXTERNAL_FLAT] += pg->all_equal;
-        double age = round - pg->sent_round;
+        double age = s->round - pg->sent_round;
         if (!(age >= rec->m[RM_EXTERNAL_AGE_MIN])) rec->m[RM_EXTERNAL_AGE_MIN] = age; /* NaN compares false */
         if (!(age <= rec->m[RM_EXTERNAL_AGE_MAX])) rec->m[RM_EXTERNAL_AGE_MAX] = age;
         ext_prompts[e] = question_prompt(pg->group.question);
@@ -468,45 +398,69 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
     rec->m[RM_TRAIN_ROWS] = n_samples;
     GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->grpo, &n->adamw, n->grad_clip,
-                              (long)round * n->grpo.ppo_epochs);
+                              (long)s->round * n->grpo.ppo_epochs);
     rec->m[RM_OFFPOLICY_WEIGHT] = st.is_weight;
     rec->m[RM_OFFPOLICY_CAPPED] = st.is_capped;
     rec->m[RM_LOSS] = st.loss;
     rec->m[RM_GRAD_NORM] = st.grad_norm;
     rec->m[RM_KL] = st.kl;
     rec->m[RM_TRAIN_TOKENS] = st.tokens;
-    double t3 = bench_now();
-    rec->m[RM_T_TRAIN] = t3 - t2;
-    if (n->netem->wall_clock && n->slowdown > 1.0) { /* a real straggler: stretch the round */
-        double work = t3 - t0 - inbox_wait;
-        struct timespec ts = {0};
-        double extra = (n->slowdown - 1.0) * (work > 0 ? work : 0);
-        ts.tv_sec = (time_t)extra;
-        ts.tv_nsec = (long)((extra - (double)ts.tv_sec) * 1e9);
-        nanosleep(&ts, NULL);
-    }
-
-    /* ---- evaluation on the fixed held-out set ---- */
-    if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
-        node_evaluate(n, round, rec);
-        rec->m[RM_T_EVAL] = bench_now() - t3;
-    }
-
-    rec->m[RM_T_ROUND] = bench_now() - t0;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
     free(ext_prompts);
     free(groups);
     free(adv);
-    free(chosen);
     pool_clear(&n->pool);
-    for (int r = 0; r < rows; r++) {
-        free(texts[r]);
-        free(text_lps[r]);
-    }
-    free(text_lps);
-    for (int i = 0; i < I; i++) question_free(&qs[i]);
-    free(qs);
-    free(prompts);
+}
+
+/* evaluate: pass@1 on the fixed held-out set: one answer per question, sampled with the
+ * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
+ * into rec. */
+static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
+    RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
+    char** texts = mallocCheck(sizeof(char*) * n->eval.n);
+    generate_texts(n, n->eval.prompts, n->eval.n, 1, &rng, texts, NULL);
+    rec->m[RM_EVAL_PASS1] = evalset_score(&n->eval, texts, rec->eval_by_task);
+    for (int i = 0; i < n->eval.n; i++) free(texts[i]);
     free(texts);
-    free(rewards);
+}
+
+void node_round(SwarmNode* n, int round, RoundRecord* rec) {
+    round_record_clear(rec, round);
+    RoundState s = {.round = round, .I = n->n_local, .L = n->n_completions, .rows = n->n_local * n->n_completions};
+    s.t0 = bench_now();
+
+    /* ---- ask: I questions ---- */
+    round_ask(n, &s);
+
+    /* ---- generate and score: L completions each, scored by our verifiers ---- */
+    round_generate_and_score(n, &s, rec);
+    s.t1 = bench_now();
+    rec->m[RM_T_GENERATE] = s.t1 - s.t0;
+
+    /* ---- share: our I groups out, the peers' messages in ---- */
+    round_share(n, &s, rec);
+
+    /* ---- collect and verify: the peers' groups, regenerated and re-scored, into the pool ---- */
+    round_collect(n, &s, rec);
+    s.t2 = bench_now();
+    rec->m[RM_T_EXCHANGE] = s.t2 - s.t1 - rec->m[RM_T_WAIT];
+
+    /* ---- select: up to J external groups from the filtered pool ---- */
+    round_select(n, &s, rec);
+
+    /* ---- train: one GRPO step on the I + J groups (a wall-clock straggler then sleeps) ---- */
+    round_train(n, &s, rec);
+    s.t3 = bench_now();
+    rec->m[RM_T_TRAIN] = s.t3 - s.t2;
+    node_fault_straggle(n->slowdown, n->netem->wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
+
+    /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
+    if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
+        round_evaluate(n, round, rec);
+        rec->m[RM_T_EVAL] = bench_now() - s.t3;
+    }
+
+    /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
+    rec->m[RM_T_ROUND] = bench_now() - s.t0;
+    round_state_free(&s);
 }

@@ -15,11 +15,11 @@
 #include "swarm/evalset.h"
 #include "swarm/exchange_p2p.h"
 #include "swarm/netem.h"
+#include "swarm/node_fault.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 
-typedef enum { FAULT_NONE, FAULT_GARBAGE, FAULT_TRUNCATE, FAULT_LIE, FAULT_LIE_LOGPROBS } NodeFault;
 /* How received groups are trained (grpo.external). */
 typedef enum { EXTERNAL_RATIO1, EXTERNAL_POSITIVE_ONLY, EXTERNAL_TIS } ExternalWeighting;
 
@@ -59,7 +59,7 @@ typedef struct {
     char dump_dir[512];     /* run.dump_messages: where each round's sent message is written; "" = none */
 } SwarmNode;
 
-/* Checks, on every node's settings, what would stop a run later (I + J = groups, the init
+/* Checks, on every node's settings (these four: node_config.c), what would stop a run later (I + J = groups, the init
  * checkpoint's shape, tasks and preset, the backend). Returns 0 or -1 with one line in err. */
 int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen);
 /* Reads node `rank`'s model.init through (header, shape, payload length and checksum:

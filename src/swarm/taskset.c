@@ -78,8 +78,19 @@ int question_draw(const TaskSet* ts, RngStream* rng, Question* q, char* err, siz
         q->entry = task_generate_entry(q->slot->spec, q->slot->config, q->seed, q->index, err, errlen);
     }
     if (!q->entry) return -1;
-    q->prompt = question_prompt(cJSON_GetObjectItem(q->entry, "question")->valuestring);
+    q->prompt = question_prompt(question_text(q));
     return 0;
+}
+
+const char* question_text(const Question* q) { return cJSON_GetObjectItem(q->entry, "question")->valuestring; }
+
+const char* question_answer(const Question* q) {
+    const cJSON* a = cJSON_GetObjectItem(q->entry, "answer");
+    return cJSON_IsString(a) ? a->valuestring : NULL;
+}
+
+char* question_metadata_json(const Question* q) {
+    return cJSON_PrintUnformatted(cJSON_GetObjectItem(q->entry, "metadata"));
 }
 
 void question_free(Question* q) {

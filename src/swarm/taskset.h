@@ -42,6 +42,11 @@ typedef struct {
  * from rng, and generates the item. Returns 0 or -1 with err. */
 int question_draw(const TaskSet* ts, RngStream* rng, Question* q, char* err, size_t errlen);
 void question_free(Question* q);
+/* What a question shares, read from its item: its text, its ground truth (NULL where the
+ * dataset stores None) and its metadata as compact JSON text (heap: the caller frees it). */
+const char* question_text(const Question* q);
+const char* question_answer(const Question* q);
+char* question_metadata_json(const Question* q);
 
 /* The prompt for a question text: the question, then a newline; the policy answers
  * "<answer>...</answer>" (what the warm-up demonstrates). Heap string. */

@@ -12,8 +12,6 @@
 #include "tasks/registry.h"
 #include "../test_assert.h"
 
-static const char* question_text(const Question* q) { return cJSON_GetObjectItem(q->entry, "question")->valuestring; }
-
 /* Same questions (task, seed, text, prompt) in the same order. */
 static int same_questions(const EvalSet* a, const EvalSet* b) {
     if (a->n != b->n || a->digest != b->digest) return 0;
