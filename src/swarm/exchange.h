@@ -1,4 +1,5 @@
-/* Transports that move encoded messages between nodes. `allgather` is the paper's
+/* The exchanges that move encoded messages between nodes, and the Inbox they fill; a node
+ * reaches them through the transport table (transport.h). `allgather` is the paper's
  * synchronous exchange: every node gets every other node's message of this round. */
 #ifndef SAPO_SWARM_EXCHANGE_H
 #define SAPO_SWARM_EXCHANGE_H

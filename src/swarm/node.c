@@ -19,9 +19,6 @@
 #include "swarm/message.h"
 #include "swarm/node_gpu.h"
 #include "tasks/answer.h"
-#ifdef SAPO_HAVE_NCCL
-#include "nccl_allgather.h"
-#endif
 
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
@@ -65,18 +62,9 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     }
     /* Collective steps first, before anything that could fail on one rank alone. */
     node_gpu_choose(comm, rank);
-    n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
-    if (!n->use_p2p) {
-#ifdef SAPO_HAVE_NCCL
-        char why[160];
-        n->nccl = nccl_exchange_create(comm, why, sizeof why);
-        snprintf(n->exchange_info, sizeof n->exchange_info, "all-gather over %s (%s)", n->nccl ? "NCCL" : "MPI", why);
-#else
-        snprintf(n->exchange_info, sizeof n->exchange_info, "all-gather over MPI (this build has no NCCL)");
-#endif
-    } else {
-        snprintf(n->exchange_info, sizeof n->exchange_info, "p2p over MPI");
-    }
+    n->netem = netem_create(cfg, n_nodes);
+    n->slowdown = n->netem->slowdown[rank];
+    n->transport = transport_select(cfg, comm, n->netem, rank, n->exchange_info, sizeof n->exchange_info);
     GPTConfig g = gpt_config_from(cfg, rank);
     const ModelBackend* backend = model_backend_find(config_node_string(cfg, rank, "model.backend"));
     uint64_t init_seed = (uint64_t)config_int(cfg, "model.init_seed");
@@ -98,9 +86,6 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         }
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref);
-    n->netem = netem_create(cfg, n_nodes);
-    n->slowdown = n->netem->slowdown[rank];
-    if (n->use_p2p) n->p2p = p2p_create(comm, n->netem, rank);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
@@ -111,10 +96,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
 
 void node_free(SwarmNode* n) {
     if (!n) return;
-#ifdef SAPO_HAVE_NCCL
-    nccl_exchange_free(n->nccl);
-#endif
-    p2p_free(n->p2p);
+    transport_free(n->transport);
     netem_free(n->netem);
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
@@ -130,9 +112,7 @@ void node_free(SwarmNode* n) {
     free(n);
 }
 
-void node_finish(SwarmNode* n, int end_round) {
-    if (n->p2p) p2p_drain(n->p2p, end_round);
-}
+void node_finish(SwarmNode* n, int end_round) { transport_finish(n->transport, end_round); }
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:
  * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL.
@@ -274,30 +254,19 @@ static void round_dump(const SwarmNode* n, const RoundState* s) {
     if (!f || fwrite(s->msg, 1, s->msg_len, f) != s->msg_len || fclose(f)) sapo_die("cannot write %s", path);
 }
 
-/* share: encode every group, corrupt the bytes as net.fault asks, send it and receive
- * this round's inbox. */
+/* share: encode every group, corrupt the bytes as net.fault asks, send through the
+ * transport and receive this round's inbox. */
 static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     round_encode(n, s);
     node_fault_corrupt_bytes(n->fault, n->seed, n->rank, s->round, s->msg, &s->msg_len);
     if (n->dump_dir[0]) round_dump(n, s);
     rec->m[RM_ONLINE] = !netem_offline(n->netem, n->rank, s->round);
-    if (n->use_p2p) {
-        P2PSendStats ss = p2p_send(n->p2p, s->round, s->msg, s->msg_len);
-        rec->m[RM_MSGS_SENT] = ss.sent;
-        rec->m[RM_MSGS_DROPPED] = ss.dropped;
-        rec->m[RM_BYTES_SENT] = ss.bytes_sent;
-        int late = 0;
-        p2p_receive(n->p2p, s->round, &s->inbox, &late);
-        rec->m[RM_MSGS_LATE] = late;
-    } else { /* the paper's exchange: every node gets every message, netem does not apply */
-#ifdef SAPO_HAVE_NCCL
-        if (n->nccl) exchange_allgather_nccl(n->nccl, n->comm, s->msg, s->msg_len, &s->inbox);
-        else
-#endif
-            exchange_allgather(n->comm, s->msg, s->msg_len, &s->inbox);
-        rec->m[RM_MSGS_SENT] = n->n_nodes - 1;
-        rec->m[RM_BYTES_SENT] = (double)s->msg_len * (n->n_nodes - 1);
-    }
+    ExchangeStats st;
+    transport_exchange(n->transport, s->round, s->msg, s->msg_len, &s->inbox, &st);
+    rec->m[RM_MSGS_SENT] = st.sent;
+    rec->m[RM_MSGS_DROPPED] = st.dropped;
+    rec->m[RM_BYTES_SENT] = st.bytes_sent;
+    rec->m[RM_MSGS_LATE] = st.late;
     rec->m[RM_T_WAIT] = s->inbox.t_wait;
     free(s->msg);
     s->msg = NULL;

@@ -13,12 +13,12 @@
 #include "model/gpt.h"
 #include "rl/grpo.h"
 #include "swarm/evalset.h"
-#include "swarm/exchange_p2p.h"
 #include "swarm/netem.h"
 #include "swarm/node_fault.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
+#include "swarm/transport.h"
 
 /* How received groups are trained (grpo.external). */
 typedef enum { EXTERNAL_RATIO1, EXTERNAL_POSITIVE_ONLY, EXTERNAL_TIS } ExternalWeighting;
@@ -42,11 +42,9 @@ typedef struct {
     Model* ref;             /* frozen initial policy, only when grpo.kl > 0 */
     GrpoTrainer* trainer;
     Pool pool;
-    int use_p2p;            /* net.transport = p2p (else the synchronous all-gather) */
-    struct NcclExchange* nccl; /* the all-gather over NCCL, when built with it and every rank has its own GPU */
-    char exchange_info[192];   /* which all-gather transport and why, for the run log */
+    Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (transport.h) */
+    char exchange_info[192]; /* which transport and why, for the run log */
     Netem* netem;
-    P2P* p2p;
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
     ModelCapacity cap;      /* what the policy (and ref) allocate: node_model_capacity */
     int max_prompts;        /* prompts generated for at once: max(I, eval_questions) */

@@ -36,7 +36,7 @@ int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, con
     int32_t head[3] = {n->rank, rounds_done, n_totals};
     int ok = fwrite(STATE_MAGIC, 1, 8, f) == 8 && fwrite(&version, 4, 1, f) == 1 && fwrite(head, 4, 3, f) == 3 &&
              fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
-    if (ok && n->p2p) ok = p2p_save_in_flight(n->p2p, rounds_done, f) == 0;
+    if (ok) ok = transport_save_in_flight(n->transport, rounds_done, f) == 0;
     return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
 }
 
@@ -83,7 +83,7 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
     if (checkpoint_load(n->policy, model, 1, err, errlen)) return -1;
     FILE* f = state_open(state, n->rank, rounds_done, totals, n_totals, err, errlen);
     if (!f) return -1;
-    int ok = !n->p2p || p2p_load_in_flight(n->p2p, rounds_done, f) == 0;
+    int ok = transport_load_in_flight(n->transport, rounds_done, f) == 0;
     fclose(f);
     if (!ok) return set_error(err, errlen, "%s: the messages in flight are truncated or malformed", state);
     return 0;
