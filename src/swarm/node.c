@@ -8,21 +8,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bench/bench_timer.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
+#include "model/gpu.h"
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "swarm/exchange.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
 #include "tasks/answer.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h"
-#endif
 #ifdef SAPO_HAVE_NCCL
-#include "nccl_allgather.h"
+#include "swarm/nccl_allgather.h"
 #endif
 
 /* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
@@ -159,7 +157,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
         mpiCheck(MPI_Comm_rank(local, &local_rank));
         mpiCheck(MPI_Comm_size(local, &local_size));
         mpiCheck(MPI_Comm_free(&local));
-        cuda_set_local_rank(local_rank, local_size);
+        model_gpu_set_local_rank(local_rank, local_size);
     }
 #endif
     n->use_p2p = !strcmp(config_string(cfg, "net.transport"), "p2p");
@@ -291,7 +289,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     int I = n->n_local, L = n->n_completions, rows = I * L; /* the paper's names */
     int n_ctx = n->policy->cfg.n_ctx;
     char err[512];
-    double t0 = bench_now();
+    double t0 = clock_now();
 
     /* ---- ask and answer: I questions, L completions each, scored by our verifiers ---- */
     RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_QUESTIONS);
@@ -324,7 +322,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_COMPLETION_LEN] = length / rows;
     for (int t = 0; t < TASK_N_IDS; t++)
         if (by_task_n[t]) rec->reward_by_task[t] = by_task_sum[t] / by_task_n[t];
-    double t1 = bench_now();
+    double t1 = clock_now();
     rec->m[RM_T_GENERATE] = t1 - t0;
 
     /* ---- share every group, receive and verify the peers' ---- */
@@ -417,7 +415,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     free(ext_rewards);
     rec->m[RM_POOL_SIZE] = n->pool.n;
     rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->filter_zero_adv);
-    double t2 = bench_now();
+    double t2 = clock_now();
     double inbox_wait = rec->m[RM_T_WAIT];
     rec->m[RM_T_EXCHANGE] = t2 - t1 - inbox_wait;
 
@@ -475,7 +473,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_GRAD_NORM] = st.grad_norm;
     rec->m[RM_KL] = st.kl;
     rec->m[RM_TRAIN_TOKENS] = st.tokens;
-    double t3 = bench_now();
+    double t3 = clock_now();
     rec->m[RM_T_TRAIN] = t3 - t2;
     if (n->netem->wall_clock && n->slowdown > 1.0) { /* a real straggler: stretch the round */
         double work = t3 - t0 - inbox_wait;
@@ -489,10 +487,10 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     /* ---- evaluation on the fixed held-out set ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
         node_evaluate(n, round, rec);
-        rec->m[RM_T_EVAL] = bench_now() - t3;
+        rec->m[RM_T_EVAL] = clock_now() - t3;
     }
 
-    rec->m[RM_T_ROUND] = bench_now() - t0;
+    rec->m[RM_T_ROUND] = clock_now() - t0;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
     free(ext_prompts);
     free(groups);
