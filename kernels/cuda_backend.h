@@ -1,12 +1,18 @@
 /* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): whether a
- * GPU is usable, and the node-local rank that picks this process's GPU. The backend table
- * itself is MODEL_BACKEND_CUDA, found through model_backend_find("cuda" or "auto"). */
+ * GPU is usable, the node-local rank that picks this process's GPU, and the backend table
+ * MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns. The layers above
+ * model reach the first two through src/model/gpu.h. */
 #ifndef SAPO_KERNELS_CUDA_BACKEND_H
 #define SAPO_KERNELS_CUDA_BACKEND_H
+
+#include "model/gpt.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The backend table (kernels/cuda_backend.cu), found through model_backend_find. */
+extern const ModelBackend MODEL_BACKEND_CUDA;
 
 /* 1 when the CUDA runtime sees at least one device; 0 (never a crash) without a driver or
  * a GPU. The answer is computed once. */

@@ -1,4 +1,4 @@
-/* The synchronous all-gather of the swarm's messages over NCCL (see nccl_allgather.h).
+/* The synchronous all-gather of the swarm's messages over NCCL (see src/swarm/nccl_allgather.h).
  * Variable lengths with one fixed-size collective: all-gather the lengths (uint64), then
  * every rank contributes max(len) bytes (its own bytes, then padding) and the padding is
  * dropped when copying back to the host. The messages live on the host, so each exchange
@@ -13,7 +13,7 @@
 
 #include "cuda_backend.h"
 #include "cuda_compat.h"
-#include "nccl_allgather.h"
+#include "swarm/nccl_allgather.h"
 
 #define ncclCheck(call)                                                                                      \
     do {                                                                                                     \

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "bench/bench_timer.h"
-#include "cli/commands.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/rng.h"
 #include "model/cpu_layers.h"
 #include "model/generate.h"
@@ -68,10 +69,10 @@ static double sgemm_peak_gflops(int repeats) {
         for (int i = 0; i < n * n; i++) a[i] = b[i] = 1e-3f * (float)(i % 97);
         int reps = n <= 256 ? 20 * repeats : n <= 512 ? 4 * repeats : repeats;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double t0 = bench_now();
+        double t0 = clock_now();
         for (int r = 0; r < reps; r++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double gf = 2.0 * n * n * (double)n * reps / (bench_now() - t0) / 1e9;
+        double gf = 2.0 * n * n * (double)n * reps / (clock_now() - t0) / 1e9;
         printf("# sgemm %4d x %4d x %4d: %7.1f GFLOP/s\n", n, n, n, gf);
         if (gf > best) best = gf;
         free(a);
@@ -88,7 +89,7 @@ static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train
     if (!py || !*py) py = "/usr/bin/python3";
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s %s/tests/bench/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
+             "%s %s/" BENCH_SCRIPTS_DIR "/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
              "--prompt %d --new %d --warmup %d --repeats %d --threads %d --device %s",
              py, SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt, o->new_tokens,
              o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");

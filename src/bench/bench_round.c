@@ -1,6 +1,6 @@
 /* `sapo bench round`: the cost of ONE swarm node-round (generate + score + train) for the
  * demo's shape (experiments/quick.ini) and the paper's (experiments/paper/8L0E.ini), next to
- * the same round in PyTorch eager (tests/bench/torch_round_bench.py: batched generation the
+ * the same round in PyTorch eager (scripts/bench/torch_round_bench.py: batched generation the
  * way TRL / genrl do it, then one GRPO step), from the same weights and the same prompts, in
  * the same invocation; per-phase seconds, peak RSS of each side, ratios torch / ours.
  *
@@ -11,7 +11,7 @@
  *            weights) and DIR/round.json (every round's prompts and what the scorer needs,
  *            plus the settings), runs warm-up + timed node_rounds, writes DIR/ours.json
  *            (per-round phases from the RoundRecord, VmHWM)
- *   python   tests/bench/torch_round_bench.py DIR: prints one JSON line per round + summary */
+ *   python   scripts/bench/torch_round_bench.py DIR: prints one JSON line per round + summary */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "core/check.h"
 #include "core/config.h"
 #include "core/rng.h"
@@ -455,11 +456,11 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     return ours->ok ? 0 : -1;
 }
 
-/* Runs tests/bench/torch_round_bench.py on DIR; fills torch from its JSON lines. */
+/* Runs scripts/bench/torch_round_bench.py on DIR; fills torch from its JSON lines. */
 static int run_torch(const RoundOptions* o, const char* dir, const char* device, SideResult* tr) {
     char cmd[4 * PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
-             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/tests/bench/torch_round_bench.py' "
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' "
              "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
              o->threads, o->threads, o->threads, python_path(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
              device);
@@ -540,7 +541,7 @@ static void usage(FILE* out) {
             "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
             "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
             "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
-            "Torch: tests/bench/torch_round_bench.py (python: $SAPO_PYTHON, else the build's\n"
+            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the build's\n"
             "venv/bin/python, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
             "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
             "round, BOS + the prompt's tail), the way TRL / genrl do: the I x L prompts left-padded with\n"
@@ -652,7 +653,7 @@ int bench_round_main(int argc, char** argv) {
            o.torch ? "" : " (--no-torch: ours only)");
     printf("# %d thread(s) per side, warm-up rounds %d (untimed), timed rounds %d; ours: `%s bench round --child` "
            "(a fresh process, MPI singleton)\n", o.threads, o.warmup, o.rounds, self_path());
-    if (o.torch) printf("# torch: %s tests/bench/torch_round_bench.py\n", python_path());
+    if (o.torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
     for (int c = 0; c < o.n_configs; c++) {
         const Config* cfg = o.configs[c].cfg;
         GPTConfig g = gpt_config_from(cfg, 0);

@@ -5,13 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "cli/commands.h"
 
-int bench_model_main(int argc, char** argv);
-int bench_round_main(int argc, char** argv);
-
 /* The swarm benchmark launches mpirun several times and reads the logs: Python does that
- * (tests/bench/bench_swarm.py); this passes it the path of this sapo binary. */
+ * (scripts/bench/bench_swarm.py); this passes it the path of this sapo binary. */
 static int bench_swarm_main(int argc, char** argv) {
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -23,7 +21,7 @@ static int bench_swarm_main(int argc, char** argv) {
     const char* py = getenv("SAPO_PYTHON");
     if (!py || !*py) py = "/usr/bin/python3";
     char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/tests/bench/bench_swarm.py", SAPO_SOURCE_DIR);
+    snprintf(script, sizeof script, "%s/" BENCH_SCRIPTS_DIR "/bench_swarm.py", SAPO_SOURCE_DIR);
     char** args = calloc((size_t)argc + 5, sizeof(char*));
     int k = 0;
     args[k++] = (char*)py;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_timer.h"
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
 #include "io/run_dir.h"
@@ -80,7 +80,7 @@ int cmd_demo(int argc, char** argv) {
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     int *in = mallocCheck(sizeof(int) * B * DEMO_T), *tg = mallocCheck(sizeof(int) * B * DEMO_T);
     float *lp = mallocCheck(sizeof(float) * B * DEMO_T), *dlp = mallocCheck(sizeof(float) * B * DEMO_T);
-    double t0 = bench_now(), ema = 0.0;
+    double t0 = clock_now(), ema = 0.0;
     for (int step = 1; step <= steps; step++) {
         RngStream data = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
         for (int b = 0; b < B; b++) {
@@ -97,7 +97,7 @@ int cmd_demo(int argc, char** argv) {
         fprintf(log, "%d,%.6f,%.6f\n", step, loss, norm);
         if (step % 100 == 0 || step == steps)
             printf("step %5d/%d  loss %.4f (avg %.4f)  %.1f ms/step\n", step, steps, loss, ema,
-                   1e3 * (bench_now() - t0) / step);
+                   1e3 * (clock_now() - t0) / step);
     }
     fcloseCheck(log);
 

@@ -9,10 +9,8 @@
 #include "core/host_info.h"
 #include "cli/commands.h"
 #include "core/config.h"
+#include "model/gpu.h"
 #include "swarm/round_record.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h"
-#endif
 
 int cmd_info(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
@@ -39,7 +37,7 @@ int cmd_info(int argc, char** argv) {
     printf("# sapo build\n");
     printf("source     %s\n", SAPO_SOURCE_DIR);
 #ifdef SAPO_HAVE_CUDA
-    printf("backends   cpu cuda (%s)\n", cuda_backend_available() ? "a GPU is visible" : "built, but no GPU is visible");
+    printf("backends   cpu cuda (%s)\n", model_gpu_available() ? "a GPU is visible" : "built, but no GPU is visible");
 #else
     printf("backends   cpu\n");
 #endif

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_timer.h"
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
 #include "io/run_dir.h"
@@ -153,7 +153,7 @@ int cmd_pretrain(int argc, char** argv) {
     Packer pk;
     packer_init(&pk, m, 0, 1);
     float *lp = mallocCheck(sizeof(float) * pk.cap_tokens), *dlp = mallocCheck(sizeof(float) * pk.cap_tokens);
-    double t0 = bench_now(), ema = 0.0, last_print = t0;
+    double t0 = clock_now(), ema = 0.0, last_print = t0;
     for (int step = 1; step <= steps; step++) {
         RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
         for (int b = 0; b < B; b++) {
@@ -168,7 +168,7 @@ int cmd_pretrain(int argc, char** argv) {
             free(demos[b]);
             question_free(&qs[b]);
         }
-        double now = bench_now();
+        double now = clock_now();
         if (!quiet && (now - last_print > 5.0 || step == steps)) {
             double rate = step / (now - t0);
             printf("step %6d/%d  loss %.4f (avg %.4f)  %.1f steps/s  ETA %.0fs\n", step, steps, loss, ema, rate,

@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/bench_timer.h"
 #include "cli/blas_select.h"
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
@@ -555,11 +555,11 @@ int cmd_run(int argc, char** argv) {
     }
 
     /* ---- the rounds ---- */
-    double t_start = bench_now(), last_print = t_start;
+    double t_start = clock_now(), last_print = t_start;
     RoundRecord rec;
     int end = rounds; /* the rounds every node ran: fewer when the run stops at a failed checkpoint */
     for (int r = start; r < rounds; r++) {
-        double tr = bench_now();
+        double tr = clock_now();
         node_round(node, r, &rec);
         if (!fault.failed && node_log_append(h5, &rec, err, sizeof err))
             fault_set(&fault, "node %d: logging round %d: %s", rank, r, err);
@@ -573,7 +573,7 @@ int cmd_run(int argc, char** argv) {
             totals[S_EVAL_N] += 1;
             totals[S_EVAL_LAST] = rec.m[RM_EVAL_PASS1];
         }
-        totals[S_TIME] += bench_now() - tr;
+        totals[S_TIME] += clock_now() - tr;
         totals[S_BYTES] += rec.m[RM_BYTES_SENT];
         if (checkpoint_every > 0 && (r + 1) % checkpoint_every == 0 && r + 1 < rounds &&
             run_checkpoint(node, dir, r + 1, checkpoint_every, totals, &runlog, &fault, comm)) {
@@ -584,7 +584,7 @@ int cmd_run(int argc, char** argv) {
         int want_line = !quiet && ((r + 1) % log_every == 0 || r + 1 == rounds);
         if (want_line) {
             mpiCheck(MPI_Reduce(now_mean, mean, 3, MPI_DOUBLE, MPI_SUM, 0, comm));
-            double now = bench_now();
+            double now = clock_now();
             if (rank == 0 && (now - last_print >= 2.0 || r + 1 == rounds || r == 0)) {
                 double rate = (r + 1 - start) / (now - t_start);
                 char eta[32];
@@ -610,7 +610,7 @@ int cmd_run(int argc, char** argv) {
     own_reward_window(own_log, rounds, window);
     free(own_log);
     mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, comm));
-    if (rank == 0) run_summarize(cfg, dir, size, rounds, bench_now() - t_start, all, windows, &runlog, &fault);
+    if (rank == 0) run_summarize(cfg, dir, size, rounds, clock_now() - t_start, all, windows, &runlog, &fault);
     free(all);
     free(windows);
     ok = agree_report(!fault.failed, fault.msg, "sapo run: ", comm);

@@ -9,16 +9,15 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/det_math.h"
+#ifdef SAPO_HAVE_CUDA
+#include "cuda_backend.h" /* MODEL_BACKEND_CUDA, cuda_backend_available */
+#endif
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
     "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
     "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"};
 
 extern const ModelBackend MODEL_BACKEND_CPU;
-#ifdef SAPO_HAVE_CUDA
-extern const ModelBackend MODEL_BACKEND_CUDA;
-int cuda_backend_available(void);
-#endif
 
 const ModelBackend* model_backend_find(const char* name) {
     if (!strcmp(name, "cpu")) return &MODEL_BACKEND_CPU;

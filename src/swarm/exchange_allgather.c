@@ -1,14 +1,15 @@
 /* The synchronous all-gather exchange (see exchange.h), over MPI or, when built with NCCL
- * and every rank has its own GPU, over NCCL (kernels/nccl_allgather.cu). */
+ * and every rank has its own GPU, over NCCL (swarm/nccl_allgather.h, implemented by
+ * kernels/nccl_allgather.cu). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_timer.h"
 #include "core/check.h"
+#include "core/clock.h"
 #include "swarm/exchange.h"
 #ifdef SAPO_HAVE_NCCL
-#include "nccl_allgather.h"
+#include "swarm/nccl_allgather.h"
 #endif
 
 /* The other ranks' messages as views into storage, which holds every rank's bytes in rank
@@ -37,9 +38,9 @@ void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* i
     memset(inbox, 0, sizeof *inbox);
     uint64_t my_len = len;
     uint64_t* lens = mallocCheck(sizeof(uint64_t) * size);
-    double t0 = bench_now();
+    double t0 = clock_now();
     mpiCheck(MPI_Allgather(&my_len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, comm));
-    inbox->t_wait = bench_now() - t0;
+    inbox->t_wait = clock_now() - t0;
     int* counts = mallocCheck(sizeof(int) * size);
     int* displs = mallocCheck(sizeof(int) * size);
     uint64_t total = 0;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench_timer.h"
 #include "core/check.h"
+#include "core/clock.h"
 
 #define TIME_PREFIX 8
 
@@ -197,7 +197,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
     inbox->owns_buffers = 1;
     *late = 0;
     int cap = 0;
-    double t0 = bench_now();
+    double t0 = clock_now();
     if (!p->ne->wall_clock) {
         for (int i = 0; round < p->ne->rounds && i < p->n_due[round]; i++) {
             Due d = p->due[round][i];
@@ -207,7 +207,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
             inbox_push(inbox, d.sender, buf, len, &cap);
             *late += d.round < round;
         }
-        inbox->t_wait = bench_now() - t0;
+        inbox->t_wait = clock_now() - t0;
         return;
     }
     /* wall clock: take what has arrived, hold it until its emulated delay has passed */

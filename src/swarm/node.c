@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench/bench_timer.h"
+#include "core/clock.h"
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
@@ -164,7 +164,7 @@ typedef struct {
     Inbox inbox;          /* what the transport delivered */
     int* chosen;          /* (used) indices of the pool groups drawn for training */
     int used;
-    double t0, t1, t2, t3; /* start, generated, collected, trained (bench_now) */
+    double t0, t1, t2, t3; /* start, generated, collected, trained (clock_now) */
 } RoundState;
 
 static void round_state_free(RoundState* s) {
@@ -396,14 +396,14 @@ static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
 void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_record_clear(rec, round);
     RoundState s = {.round = round, .I = n->n_local, .L = n->n_completions, .rows = n->n_local * n->n_completions};
-    s.t0 = bench_now();
+    s.t0 = clock_now();
 
     /* ---- ask: I questions ---- */
     round_ask(n, &s);
 
     /* ---- generate and score: L completions each, scored by our verifiers ---- */
     round_generate_and_score(n, &s, rec);
-    s.t1 = bench_now();
+    s.t1 = clock_now();
     rec->m[RM_T_GENERATE] = s.t1 - s.t0;
 
     /* ---- share: our I groups out, the peers' messages in ---- */
@@ -411,7 +411,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
 
     /* ---- collect and verify: the peers' groups, regenerated and re-scored, into the pool ---- */
     round_collect(n, &s, rec);
-    s.t2 = bench_now();
+    s.t2 = clock_now();
     rec->m[RM_T_EXCHANGE] = s.t2 - s.t1 - rec->m[RM_T_WAIT];
 
     /* ---- select: up to J external groups from the filtered pool ---- */
@@ -419,17 +419,17 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
 
     /* ---- train: one GRPO step on the I + J groups (a wall-clock straggler then sleeps) ---- */
     round_train(n, &s, rec);
-    s.t3 = bench_now();
+    s.t3 = clock_now();
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
     node_fault_straggle(n->slowdown, n->netem->wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
         round_evaluate(n, round, rec);
-        rec->m[RM_T_EVAL] = bench_now() - s.t3;
+        rec->m[RM_T_EVAL] = clock_now() - s.t3;
     }
 
     /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
-    rec->m[RM_T_ROUND] = bench_now() - s.t0;
+    rec->m[RM_T_ROUND] = clock_now() - s.t0;
     round_state_free(&s);
 }

@@ -2,9 +2,7 @@
 #include "swarm/node_gpu.h"
 
 #include "core/check.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h"
-#endif
+#include "model/gpu.h"
 
 void node_gpu_choose(MPI_Comm comm, int rank) {
 #ifdef SAPO_HAVE_CUDA
@@ -14,7 +12,7 @@ void node_gpu_choose(MPI_Comm comm, int rank) {
     mpiCheck(MPI_Comm_rank(local, &local_rank));
     mpiCheck(MPI_Comm_size(local, &local_size));
     mpiCheck(MPI_Comm_free(&local));
-    cuda_set_local_rank(local_rank, local_size);
+    model_gpu_set_local_rank(local_rank, local_size);
 #else
     (void)comm, (void)rank;
 #endif

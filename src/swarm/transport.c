@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
-#include "nccl_allgather.h"
+#include "swarm/nccl_allgather.h"
 #endif
 
 /* ---- all-gather over MPI ---- */

@@ -13,7 +13,7 @@
 
 #include "swarm/exchange.h"
 #ifdef SAPO_HAVE_NCCL
-#include "nccl_allgather.h"
+#include "swarm/nccl_allgather.h"
 #endif
 #include "../test_assert.h"
 

@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "bench"))
 from torch_gpt import NAMES, logits as gpt_forward, masked_logprobs, shapes  # noqa: E402
 
 

@@ -36,7 +36,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py
 from torch_gpt import NAMES, TOK_BOS, TOK_EOS, TOK_PAD, shapes  # noqa: E402
 
 ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)

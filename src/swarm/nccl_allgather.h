@@ -1,10 +1,11 @@
-/* C interface of the NCCL all-gather transport (kernels/nccl_allgather.cu, built when NCCL
- * is found: SAPO_HAVE_NCCL). It does the job of src/swarm/exchange_allgather.c (every rank
- * gets every rank's byte string: the sizes first, then the bytes) over NCCL instead of MPI.
+/* C interface of the NCCL all-gather transport: declared here by the swarm, implemented by
+ * kernels/nccl_allgather.cu (the sapo_nccl library, built when NCCL is found: SAPO_HAVE_NCCL).
+ * It does the job of src/swarm/exchange_allgather.c (every rank gets every rank's byte
+ * string: the sizes first, then the bytes) over NCCL instead of MPI.
  * NCCL needs one GPU per rank: several ranks on one GPU is not supported by NCCL itself
  * ("Duplicate GPU detected"), so create declines then and the swarm stays on MPI. */
-#ifndef SAPO_KERNELS_NCCL_ALLGATHER_H
-#define SAPO_KERNELS_NCCL_ALLGATHER_H
+#ifndef SAPO_SWARM_NCCL_ALLGATHER_H
+#define SAPO_SWARM_NCCL_ALLGATHER_H
 
 #include <mpi.h>
 #include <stddef.h>

@@ -13,7 +13,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py
 from torch_gpt import NAMES, TOK_BOS, init_params, logits, masked_logprobs  # noqa: E402
 
 

@@ -1,0 +1,12 @@
+/* The benchmarks behind `sapo bench WHAT` (src/cli/cmd_bench.c dispatches): each takes
+ * argv[0] = WHAT and returns the process exit status. */
+#ifndef SAPO_BENCH_BENCH_H
+#define SAPO_BENCH_BENCH_H
+
+/* Where the benchmarks' Python side lives, under the source tree (SAPO_SOURCE_DIR). */
+#define BENCH_SCRIPTS_DIR "scripts/bench"
+
+int bench_model_main(int argc, char** argv); /* `sapo bench model` (bench_model.c) */
+int bench_round_main(int argc, char** argv); /* `sapo bench round` (bench_round.c) */
+
+#endif
