@@ -11,6 +11,7 @@
  * with one line naming the file and exit 1, the logs closed and the run resumable from its
  * last good checkpoint. */
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
@@ -177,13 +178,6 @@ static void format_duration(double s, char* buf, size_t n) {
     else snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* A JSON number, or null for NaN. */
-static const char* json_number(double x, char* buf, size_t n) {
-    if (isnan(x)) return "null";
-    snprintf(buf, n, "%.17g", x);
-    return buf;
-}
-
 /* Per-node totals gathered for the summary. */
 enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
 
@@ -272,28 +266,48 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
     return 0;
 }
 
-/* summary.json (atomically): per node the totals and learning windows, then the sums. */
+/* summary.json (atomically, through atomic_file_write): per node the totals and learning
+ * windows, then the sums. Built with cJSON: a NaN (no evaluation, no window) is null, and
+ * every number reads back as the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
                               const double* windows, int window, char* err, size_t errlen) {
-    FILE* js = atomic_file_begin(path, err, errlen);
-    if (!js) return -1;
+    char secs[48];
+    snprintf(secs, sizeof secs, "%.3f", wall);
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "nodes", size);
+    cJSON_AddNumberToObject(root, "rounds", rounds);
+    cJSON_AddNumberToObject(root, "seconds", strtod(secs, NULL));
+    cJSON* per_node = cJSON_AddArrayToObject(root, "per_node");
     double sum_own = 0, sum_train = 0;
-    char num[32], num2[32], num3[32];
-    fprintf(js, "{\"nodes\": %d, \"rounds\": %d, \"seconds\": %.3f, \"per_node\": [", size, rounds, wall);
     for (int k = 0; k < size; k++) {
         const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
         sum_own += t[S_OWN];
         sum_train += t[S_TRAIN];
-        fprintf(js,
-                "%s{\"node\": %d, \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"external_per_round\": "
-                "%.17g, \"rejected\": %.17g, \"eval_last\": %s, \"own_first_window\": %s, \"own_last_window\": %s}",
-                k ? ", " : "", k, t[S_OWN], t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ],
-                json_number(t[S_EVAL_LAST], num, sizeof num), json_number(wk[0], num2, sizeof num2),
-                json_number(wk[1], num3, sizeof num3));
+        cJSON* e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "node", k);
+        cJSON_AddNumberToObject(e, "cum_reward_own", t[S_OWN]);
+        cJSON_AddNumberToObject(e, "cum_reward_train", t[S_TRAIN]);
+        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[S_EXT] / rounds : 0.0);
+        cJSON_AddNumberToObject(e, "rejected", t[S_REJ]);
+        cJSON_AddNumberToObject(e, "eval_last", t[S_EVAL_LAST]); /* cJSON prints NaN as null */
+        cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
+        cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
+        cJSON_AddItemToArray(per_node, e);
     }
-    fprintf(js, "], \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"window_rounds\": %d}\n", sum_own,
-            sum_train, window);
-    return atomic_file_commit(js, path, err, errlen);
+    cJSON_AddNumberToObject(root, "cum_reward_own", sum_own);
+    cJSON_AddNumberToObject(root, "cum_reward_train", sum_train);
+    cJSON_AddNumberToObject(root, "window_rounds", window);
+    char* text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return set_error(err, errlen, "cannot write %s: out of memory", path);
+    size_t n = strlen(text);
+    char* line = mallocCheck(n + 2);
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
+    cJSON_free(text);
+    int rc = atomic_file_write(path, line, err, errlen);
+    free(line);
+    return rc;
 }
 
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
