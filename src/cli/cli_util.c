@@ -1,4 +1,5 @@
 /* Small helpers shared by the subcommands' argument parsing. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +57,18 @@ const char* cli_flag_value(int argc, char** argv, const char* flag) {
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], flag)) return argv[i + 1];
     return NULL;
+}
+
+int cli_parse_int(const char* command, const char* flag, const char* text, long long lo, long long hi,
+                  long long* out) {
+    char* end = NULL;
+    errno = 0;
+    long long v = text && *text ? strtoll(text, &end, 10) : 0;
+    if (!text || !*text || errno || *end || v < lo || v > hi) {
+        if (text) fprintf(stderr, "sapo %s: %s '%s': expected an integer in [%lld, %lld]\n", command, flag, text, lo, hi);
+        else fprintf(stderr, "sapo %s: %s needs a value: an integer in [%lld, %lld]\n", command, flag, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }

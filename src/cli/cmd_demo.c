@@ -2,6 +2,7 @@
  * training on a toy task (two-number addition), progress lines, greedy accuracy on held-out
  * prompts, a few samples, a checkpoint and a loss log in a run directory. */
 #include <cblas.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,16 +46,13 @@ int cmd_demo(int argc, char** argv) {
     static const char* const flags[] = {"--steps", "--batch", "--out", NULL};
     Config* cfg = cli_load_config("demo", argc, argv, 1, flags);
     if (!cfg) return 2;
-    int steps = 600, B = 32;
+    long long steps_arg = 600, batch_arg = 32;
     const char* v;
-    if ((v = cli_flag_value(argc, argv, "--steps")) && (steps = atoi(v)) < 1) {
-        fprintf(stderr, "sapo demo: --steps '%s': expected a positive integer\n", v);
+    if ((v = cli_flag_value(argc, argv, "--steps")) && cli_parse_int("demo", "--steps", v, 1, INT_MAX, &steps_arg))
         return 2;
-    }
-    if ((v = cli_flag_value(argc, argv, "--batch")) && ((B = atoi(v)) < 1 || B > 4096)) {
-        fprintf(stderr, "sapo demo: --batch '%s': expected an integer in [1, 4096]\n", v);
+    if ((v = cli_flag_value(argc, argv, "--batch")) && cli_parse_int("demo", "--batch", v, 1, 4096, &batch_arg))
         return 2;
-    }
+    int steps = (int)steps_arg, B = (int)batch_arg;
     char err[512];
     char* dir = run_dir_create(cli_flag_value(argc, argv, "--out"), "demo", "", err, sizeof err);
     if (!dir) {

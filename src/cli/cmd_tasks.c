@@ -21,16 +21,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-static int parse_i64(const char* s, int64_t* out) {
-    if (!s || !*s) return -1;
-    errno = 0;
-    char* end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
 /* "name1, name2, ..." of the registered tasks, for error messages. */
 static void known_tasks(char* buf, size_t n) {
     size_t used = 0;
@@ -145,11 +135,9 @@ static int tasks_gen(int argc, char** argv) {
         if (!strcmp(a, "--preset") && has_value) preset = argv[++i];
         else if (!strcmp(a, "--config") && has_value) config_text = argv[++i];
         else if ((!strcmp(a, "--seed") || !strcmp(a, "--count") || !strcmp(a, "--start")) && has_value) {
-            int64_t v;
-            if (parse_i64(argv[++i], &v) != 0) {
-                fprintf(stderr, "sapo tasks gen: %s '%s' is not an integer\n", a, argv[i]);
+            long long v;
+            if (cli_parse_int("tasks gen", a, argv[++i], !strcmp(a, "--seed") ? INT64_MIN : 0, INT64_MAX, &v))
                 return 2;
-            }
             if (!strcmp(a, "--seed")) seed = v;
             else if (!strcmp(a, "--count")) count = v;
             else start = v;
@@ -166,10 +154,6 @@ static int tasks_gen(int argc, char** argv) {
     if (!task) {
         known_tasks(err, sizeof err);
         fprintf(stderr, "sapo tasks gen: missing TASK (one of: %s)\n", err);
-        return 2;
-    }
-    if (count < 0 || start < 0) {
-        fprintf(stderr, "sapo tasks gen: --count and --start must be >= 0\n");
         return 2;
     }
     /* reasoning_gym seeds item i with seed + i; keep that sum inside int64. */
@@ -336,12 +320,10 @@ static int tasks_score(int argc, char** argv) {
     size_t max_line = SCORE_DEFAULT_MAX_LINE;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-line-bytes")) {
-            int64_t v;
-            if (i + 1 >= argc || parse_i64(argv[i + 1], &v) != 0 || v < 1 || (uint64_t)v > SCORE_MAX_MAX_LINE) {
-                fprintf(stderr, "sapo tasks score: --max-line-bytes needs an integer from 1 to %zu, got '%s'\n",
-                        SCORE_MAX_MAX_LINE, i + 1 < argc ? argv[i + 1] : "(nothing)");
+            long long v;
+            if (cli_parse_int("tasks score", "--max-line-bytes", i + 1 < argc ? argv[i + 1] : NULL, 1,
+                              (long long)SCORE_MAX_MAX_LINE, &v))
                 return 2;
-            }
             max_line = (size_t)v;
             i++;
             continue;
@@ -484,12 +466,11 @@ static int tasks_baseline(int argc, char** argv) {
         const char* a = argv[i];
         if (!strcmp(a, "--preset") && i + 1 < argc) preset = argv[++i];
         else if ((!strcmp(a, "--count") || !strcmp(a, "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (parse_i64(argv[++i], &v) != 0) {
-                fprintf(stderr, "sapo tasks baseline: %s '%s' is not an integer\n", a, argv[i]);
+            long long v;
+            int is_count = !strcmp(a, "--count");
+            if (cli_parse_int("tasks baseline", a, argv[++i], is_count ? 1 : 0, is_count ? 1000000 : INT64_MAX, &v))
                 return 2;
-            }
-            if (!strcmp(a, "--count")) count = v;
+            if (is_count) count = v;
             else seed = v;
         } else {
             fprintf(stderr, "sapo tasks baseline: unknown argument '%s' or missing value (see --help)\n", a);

@@ -7,6 +7,7 @@
  * gen.max_new_tokens, model.deterministic). Each completion is scored by the training forward
  * over [prompt | completion] (model/recompute.h). In the deterministic mode an honest claim
  * matches on any machine; with the default numerics the last bits may differ. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,7 +99,12 @@ int cmd_verify(int argc, char** argv) {
         return 2;
     }
     free(buf);
-    int node = node_arg ? atoi(node_arg) : msg.sender;
+    long long node = msg.sender;
+    if (node_arg && cli_parse_int("verify", "--node", node_arg, 0, INT_MAX, &node)) {
+        message_free(&msg);
+        config_free(cfg);
+        return 2;
+    }
     GPTConfig g = gpt_config_from(cfg, node);
     GenConfig gen = gen_config_from(cfg, node);
     ModelCapacity cap = model_capacity_dense(&g, 1);

@@ -28,6 +28,12 @@ struct Config;
  * bad input. */
 struct Config* cli_load_config(const char* command, int argc, char** argv, int first, const char* const* flags_with_value);
 
+/* The CLI's one integer parser: the whole of `text` as a base-10 integer in [lo, hi]
+ * (strtoll, nothing after the digits, no overflow). On any other text (NULL included)
+ * prints "sapo COMMAND: FLAG 'TEXT': expected an integer in [LO, HI]" and returns -1. */
+int cli_parse_int(const char* command, const char* flag, const char* text, long long lo, long long hi,
+                  long long* out);
+
 /* Finds "--flag VALUE" in argv; returns VALUE or NULL. */
 const char* cli_flag_value(int argc, char** argv, const char* flag);
 

@@ -36,9 +36,9 @@ expect 2 "missing TASK" "$SAPO" tasks gen
 expect 2 "unknown option '--bogus'" "$SAPO" tasks gen base_conversion --bogus
 expect 2 "unknown preset 'huge'" "$SAPO" tasks baseline --preset huge
 expect 2 "cannot open '$TMP/absent.jsonl'" "$SAPO" tasks score "$TMP/absent.jsonl"
-expect 2 "--seed 'abc' is not an integer" "$SAPO" tasks gen base_conversion --seed abc
-expect 2 "--count '12x' is not an integer" "$SAPO" tasks baseline --count 12x
-expect 2 "must be >= 0" "$SAPO" tasks gen base_conversion --count -1
+expect 2 "--seed 'abc': expected an integer in \\[-9223372036854775808, 9223372036854775807\\]" "$SAPO" tasks gen base_conversion --seed abc
+expect 2 "--count '12x': expected an integer in \\[1, 1000000\\]" "$SAPO" tasks baseline --count 12x
+expect 2 "--count '-1': expected an integer in \\[0, 9223372036854775807\\]" "$SAPO" tasks gen base_conversion --count -1
 expect 2 "overflows" "$SAPO" tasks gen base_conversion --seed 9223372036854775807 --count 2
 expect 0 '"presets":\["paper","small","tiny"\]' "$SAPO" tasks list --json
 
@@ -132,9 +132,9 @@ sys.exit(1 if problems else 0)
 EOF
 
 # ---- score: --max-line-bytes, U+0000 and invalid UTF-8 ------------------------------------
-expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '\(nothing\)'" "$SAPO" tasks score --max-line-bytes
+expect 2 "--max-line-bytes needs a value: an integer in \\[1, 1073741824\\]" "$SAPO" tasks score --max-line-bytes
 for bad in 0 -3 abc 1073741825 12x; do
-  expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '$bad'" "$SAPO" tasks score --max-line-bytes "$bad" "$TMP/in.jsonl"
+  expect 2 "--max-line-bytes '$bad': expected an integer in \\[1, 1073741824\\]" "$SAPO" tasks score --max-line-bytes "$bad" "$TMP/in.jsonl"
 done
 expect 0 "--max-line-bytes N" "$SAPO" tasks score --help
 GOOD=$(sed -n 1p "$TMP/in.jsonl")
