@@ -83,6 +83,13 @@ static void report_skill(Model* m, const TaskSet* ts, const GenConfig* gen, uint
     free(qs);
 }
 
+static const CliOption OPTIONS[] = {
+    {"out", "CKPT", "the checkpoint to write (default pretrain.out, else RUN_DIR/warmup.ckpt)"},
+    {"quiet", NULL, "no progress lines (the pass@1 table is still printed)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_OUT, OPT_QUIET };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo pretrain CONFIG.ini [section.key=value ...] [--out CKPT] [--quiet]\n"
@@ -90,18 +97,19 @@ static void usage(FILE* out) {
             "shape from [model] (node 0); tasks from [tasks]; starts from model.init when set\n"
             "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
             "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n");
+    cli_print_options(out, OPTIONS);
 }
 
 int cmd_pretrain(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    static const char* const flags[] = {"--out", NULL};
-    Config* cfg = cli_load_config("pretrain", argc, argv, 1, flags);
+    CliArgs a;
+    int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
+    if (parsed > 0) usage(stdout);
+    Config* cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
+    const char* out = a.opt[OPT_OUT];
+    int quiet = a.opt[OPT_QUIET] != NULL;
+    cli_args_free(&a);
+    if (parsed > 0) return 0;
     if (!cfg) return 2;
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
     char err[1024];
     TaskSet ts;
     if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err)) {
@@ -114,7 +122,6 @@ int cmd_pretrain(int argc, char** argv) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", err);
         return 2;
     }
-    const char* out = cli_flag_value(argc, argv, "--out");
     char* owned = NULL;
     if (!out || !*out) out = config_string(cfg, "pretrain.out");
     if (!*out) {

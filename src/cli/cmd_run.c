@@ -36,15 +36,22 @@
 #include "swarm/node_log.h"
 #include "model/model_from_config.h"
 
+static const CliOption OPTIONS[] = {
+    {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
+    {"resume", "RUN_DIR", "continue a killed or requeued run from its last checkpoint\n"
+                          "(run.checkpoint_every), with the config it was started with"},
+    {"quiet", NULL, "no progress lines (the summary is still printed)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_OUT, OPT_RESUME, OPT_QUIET };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
             "       mpirun -np N sapo run --resume RUN_DIR [--quiet]\n"
-            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n"
-            "  --out RUN_DIR     run directory (default run.out, else results/runs/NAME-DATE-TIME)\n"
-            "  --resume RUN_DIR  continue a killed or requeued run from its last checkpoint\n"
-            "                    (run.checkpoint_every), with the config it was started with\n"
-            "  --quiet           no progress lines (the summary is still printed)\n"
+            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n");
+    cli_print_options(out, OPTIONS);
+    fprintf(out,
             "Writes RUN_DIR/config.ini, node_NNNN.h5 per node, run.h5, run.log, summary.json, DONE.\n");
 }
 
@@ -407,27 +414,26 @@ int cmd_run(int argc, char** argv) {
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     openblas_set_num_threads(1);
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
 
     /* ---- set-up: every check before any rank starts work ---- */
-    static const char* const flags[] = {"--out", "--resume", NULL};
-    const char* resume = cli_flag_value(argc, argv, "--resume");
     int saved_stderr = -1;
     if (rank != 0) { /* one copy of a config error is enough: rank 0 prints it */
         fflush(stderr);
         saved_stderr = dup(2);
         if (!freopen("/dev/null", "w", stderr)) saved_stderr = -1;
     }
+    CliArgs args;
+    int parsed = cli_parse("run", OPTIONS, argc, argv, &args);
+    const char* resume = parsed == 0 ? args.opt[OPT_RESUME] : NULL;
+    const char* out_dir = args.opt[OPT_OUT];
+    int quiet = args.opt[OPT_QUIET] != NULL;
     Config* cfg = NULL;
     char err[1024] = "";
     int where[2] = {0, 0}; /* rank 0's verdict on a resume: rounds done, and 1 when complete */
-    if (resume) {
-        int extra = 0;
-        for (int i = 1; i < argc; i++) {
-            if (!strcmp(argv[i], "--resume")) i++;
-            else if (strcmp(argv[i], "--quiet")) extra = 1;
-        }
+    if (parsed != 0) {
+        /* printed by cli_parse (--help came before MPI_Init) */
+    } else if (resume) {
+        int extra = args.n_pos > 0 || out_dir;
         char* path = path_join(resume, "config.ini");
         if (extra) {
             if (rank == 0) fprintf(stderr, "sapo run: --resume takes no config or overrides: the run keeps its config.ini\n");
@@ -449,8 +455,9 @@ int cmd_run(int argc, char** argv) {
         }
         where[1] = rc > 0;
     } else {
-        cfg = cli_load_config("run", argc, argv, 1, flags);
+        cfg = cli_args_config("run", &args);
     }
+    cli_args_free(&args);
     int ok = cfg != NULL;
     if (ok && !where[1] && swarm_config_check(cfg, size, err, sizeof err)) {
         if (rank == 0) fprintf(stderr, "sapo run: config error: %s\n", err);
@@ -491,7 +498,7 @@ int cmd_run(int argc, char** argv) {
 
     /* ---- the run directory: created (fresh) or checked node by node (resume) ---- */
     char* dir0 = NULL;
-    if (rank == 0) dir0 = resume ? strdup(resume) : run_dir_start(cfg, cli_flag_value(argc, argv, "--out"), size);
+    if (rank == 0) dir0 = resume ? strdup(resume) : run_dir_start(cfg, out_dir, size);
     char* dir = broadcast_string(dir0, rank, comm);
     free(dir0);
     if (!dir) return run_end(1, NULL, NULL, &runlog, cfg, NULL);

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The commands' option tables (getopt_long, src/cli/cli_util.c): an unknown option or a
+# missing value is one line naming it and --help, exit 2; --help prints each table's
+# options; a bad integer names the flag and its range; CONFIG.ini and section.key=value
+# overrides still reach the config (a bad override is still a config error).
+set -u
+SAPO=${SAPO_BIN:-build/sapo}
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect RC PATTERN CMD...: CMD exits with RC and its output matches PATTERN (grep -E), in one line when RC is 2.
+expect() {
+  local rc=$1 pat=$2
+  shift 2
+  local out got
+  out=$("$@" 2>&1)
+  got=$?
+  if [ "$got" != "$rc" ]; then fail "'$*' exited $got, expected $rc; output: $out"; return; fi
+  if ! grep -Eq -- "$pat" <<<"$out"; then fail "'$*' output lacks /$pat/: $out"; return; fi
+  if [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" != 1 ]; then fail "'$*' printed more than one line: $out"; return; fi
+  echo "ok: $* -> $rc /$pat/"
+}
+for cmd in pretrain demo info verify "tasks gen" "tasks list" "tasks score" "tasks baseline"; do
+  # shellcheck disable=SC2086
+  expect 2 "^sapo $cmd: unknown option '--bogus' \(see \`sapo $cmd --help\`\)$" "$SAPO" $cmd --bogus
+done
+expect 2 "^sapo pretrain: option '--out' needs a value" "$SAPO" pretrain --out
+expect 2 "^sapo demo: --steps 'x': expected an integer in \[1, 2147483647\]$" "$SAPO" demo --steps x
+expect 2 "^sapo demo: --batch '0': expected an integer in \[1, 4096\]$" "$SAPO" demo --batch 0
+expect 2 "^sapo verify: --node '-1': expected an integer in \[0, 2147483647\]$" "$SAPO" verify --ckpt /dev/null --rollout /dev/null --node -1
+expect 2 "^sapo bench: unknown option '--bogus'" "$SAPO" bench --bogus
+expect 2 "^sapo info: unexpected argument 'x'" "$SAPO" info x
+expect 2 "^sapo pretrain: config error: .*model.n_layer" "$SAPO" pretrain model.n_layer=abc --quiet
+expect 2 "^sapo pretrain: config error: .*no_such_file.ini" "$SAPO" pretrain no_such_file.ini --out x.ckpt
+expect 2 "^sapo pretrain: unexpected argument 'b.ini'" "$SAPO" pretrain a.ini b.ini
+expect 0 "--out CKPT +the checkpoint" "$SAPO" pretrain --help
+expect 0 "--quiet +no progress lines" "$SAPO" pretrain --help
+expect 0 "--steps N +training steps" "$SAPO" demo --help
+expect 0 "--resume RUN_DIR +continue" "$SAPO" run --help
+expect 0 "--columns +instead" "$SAPO" info --help
+expect 0 "--node K +whose" "$SAPO" verify -h
+expect 0 '^\| `reward_own` \|' "$SAPO" info --columns
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
