@@ -14,6 +14,7 @@
 #include "model/checkpoint.h"
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
+#include "swarm/evaluation.h"
 #include "swarm/exchange.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
@@ -269,11 +270,7 @@ static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, in
  * settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task into rec. */
 static void node_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    char** texts = mallocCheck(sizeof(char*) * n->eval.n);
-    generate_texts(n, n->eval.prompts, n->eval.n, 1, &rng, texts, NULL);
-    rec->m[RM_EVAL_PASS1] = evalset_score(&n->eval, texts, rec->eval_by_task);
-    for (int i = 0; i < n->eval.n; i++) free(texts[i]);
-    free(texts);
+    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->gen, &n->eval, &rng, rec->eval_by_task, NULL);
 }
 
 /* Corrupts an encoded message as net.fault asks (garbage and truncate act on the bytes). */

@@ -5,6 +5,8 @@
 # overrides still reach the config (a bad override is still a config error).
 set -u
 SAPO=${SAPO_BIN:-build/sapo}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # expect RC PATTERN CMD...: CMD exits with RC and its output matches PATTERN (grep -E), in one line when RC is 2.
@@ -39,4 +41,23 @@ expect 0 "--resume RUN_DIR +continue" "$SAPO" run --help
 expect 0 "--columns +instead" "$SAPO" info --help
 expect 0 "--node K +whose" "$SAPO" verify -h
 expect 0 '^\| `reward_own` \|' "$SAPO" info --columns
+# pretrain's report is the nodes' evaluation (swarm/evaluation.c) on the run's held-out set.
+TINY="model.n_layer=1 model.d_model=32 model.n_head=2 model.n_ctx=160 gen.max_new_tokens=24 tasks.preset=tiny
+      tasks.max_unanswerable=1 tasks.names=basic_arithmetic,base_conversion pretrain.steps=2 pretrain.batch=4"
+# shellcheck disable=SC2086
+expect 0 "on the held-out set of 6 questions: run.eval_seed 3, digest [0-9a-f]{16}" "$SAPO" pretrain $TINY run.eval_questions=6 run.eval_seed=3 --out "$TMP/w.ckpt" --quiet
+# shellcheck disable=SC2086
+expect 0 "base_conversion +[0-9.]+ +\(answer tags in +[0-9.]+%, 3 questions\)" "$SAPO" pretrain $TINY run.eval_questions=6 --out "$TMP/w.ckpt"
+# shellcheck disable=SC2086
+expect 0 "warm-up skill: not measured \(run.eval_questions = 0\)" "$SAPO" pretrain $TINY run.eval_questions=0 --out "$TMP/w.ckpt"
+# pretrain honours model.backend: a backend this build lacks is a config error (stderr), exit 2.
+if ! "$SAPO" info | grep -Eq '^backends +cpu cuda'; then
+  # shellcheck disable=SC2086
+  err=$("$SAPO" pretrain $TINY model.backend=cuda --out "$TMP/c.ckpt" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" != 2 ] || [ "$err" != "sapo pretrain: config error: model.backend = 'cuda' is not available in this build or on this machine" ]; then
+    fail "pretrain model.backend=cuda exited $rc: $err"
+  elif [ -e "$TMP/c.ckpt" ]; then fail "pretrain wrote a checkpoint despite the backend error"
+  else echo "ok: pretrain model.backend=cuda -> 2"; fi
+fi
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
