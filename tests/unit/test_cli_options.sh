@@ -4,23 +4,9 @@
 # options; a bad integer names the flag and its range; CONFIG.ini and section.key=value
 # overrides still reach the config (a bad override is still a config error).
 set -u
-SAPO=${SAPO_BIN:-build/sapo}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect RC PATTERN CMD...: CMD exits with RC and its output matches PATTERN (grep -E), in one line when RC is 2.
-expect() {
-  local rc=$1 pat=$2
-  shift 2
-  local out got
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then fail "'$*' exited $got, expected $rc; output: $out"; return; fi
-  if ! grep -Eq -- "$pat" <<<"$out"; then fail "'$*' output lacks /$pat/: $out"; return; fi
-  if [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" != 1 ]; then fail "'$*' printed more than one line: $out"; return; fi
-  echo "ok: $* -> $rc /$pat/"
-}
+# shellcheck source=tests/unit/cli_expect.sh
+. "$(dirname "$0")/cli_expect.sh"
+EXPECT_ONE_LINE=1
 for cmd in pretrain demo info verify "tasks gen" "tasks list" "tasks score" "tasks baseline"; do
   # shellcheck disable=SC2086
   expect 2 "^sapo $cmd: unknown option '--bogus' \(see \`sapo $cmd --help\`\)$" "$SAPO" $cmd --bogus

@@ -6,25 +6,9 @@
 # scored, and the exit status must be non-zero at the end. Skips (77) the scoring part when
 # no task is ported in this build.
 set -u
-SAPO=${SAPO_BIN:-build/sapo}
 PY=${SAPO_PYTHON:-python3}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect RC PATTERN CMD...: CMD exits with RC and its stderr+stdout match PATTERN (grep -E).
-expect() {
-  local rc=$1 pat=$2
-  shift 2
-  local out got
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then fail "'$*' exited $got, expected $rc; output: $out"; return; fi
-  if ! grep -Eq -- "$pat" <<<"$out"; then fail "'$*' output lacks /$pat/: $out"; return; fi
-  echo "ok: $* -> $rc /$pat/"
-}
+# shellcheck source=tests/unit/cli_expect.sh
+. "$(dirname "$0")/cli_expect.sh"
 
 # ---- argument errors --------------------------------------------------------------------
 expect 2 "usage: sapo tasks" "$SAPO" tasks
