@@ -42,6 +42,10 @@ int cmd_bench(int argc, char** argv) {
                "       sapo bench swarm [--ranks N] [--rounds R]   (runs mpirun itself; see --help)\n");
         return argc < 2 ? 2 : 0;
     }
+    if (argv[1][0] == '-') { /* each benchmark parses its own options (src/bench) */
+        fprintf(stderr, "sapo bench: unknown option '%s' (see `sapo bench --help`)\n", argv[1]);
+        return 2;
+    }
     if (!strcmp(argv[1], "model")) return bench_model_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "round")) return bench_round_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "swarm")) return bench_swarm_main(argc - 1, argv + 1);

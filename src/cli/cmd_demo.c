@@ -2,6 +2,7 @@
  * training on a toy task (two-number addition), progress lines, greedy accuracy on held-out
  * prompts, a few samples, a checkpoint and a loss log in a run directory. */
 #include <cblas.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,14 @@ static void make_example(RngStream* rng, char* prompt, char* completion) {
     snprintf(completion, TEXT, "%d", a + b);
 }
 
+static const CliOption OPTIONS[] = {
+    {"steps", "N", "training steps (default 600)"},
+    {"batch", "B", "examples per step, 1 to 4096 (default 32)"},
+    {"out", "DIR", "the run directory (default results/runs/demo-DATE-TIME)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_STEPS, OPT_BATCH, OPT_OUT };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo demo [CONFIG.ini] [section.key=value ...] [--steps N] [--batch B] [--out DIR]\n"
@@ -35,28 +44,27 @@ static void usage(FILE* out) {
             "greedy accuracy on held-out prompts. Uses [model], [optim] and model.init_seed from\n"
             "the config (see `sapo info`). Writes model.ckpt and loss.csv into the run directory\n"
             "(default results/runs/demo-DATE-TIME).\n");
+    cli_print_options(out, OPTIONS);
 }
 
 int cmd_demo(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    static const char* const flags[] = {"--steps", "--batch", "--out", NULL};
-    Config* cfg = cli_load_config("demo", argc, argv, 1, flags);
+    CliArgs a;
+    int parsed = cli_parse("demo", OPTIONS, argc, argv, &a);
+    if (parsed > 0) usage(stdout);
+    Config* cfg = parsed == 0 ? cli_args_config("demo", &a) : NULL;
+    const char *steps_text = a.opt[OPT_STEPS], *batch_text = a.opt[OPT_BATCH], *out_dir = a.opt[OPT_OUT];
+    cli_args_free(&a);
+    if (parsed > 0) return 0;
     if (!cfg) return 2;
-    int steps = 600, B = 32;
-    const char* v;
-    if ((v = cli_flag_value(argc, argv, "--steps")) && (steps = atoi(v)) < 1) {
-        fprintf(stderr, "sapo demo: --steps '%s': expected a positive integer\n", v);
+    long long steps_arg = 600, batch_arg = 32;
+    if ((steps_text && cli_parse_int("demo", "--steps", steps_text, 1, INT_MAX, &steps_arg)) ||
+        (batch_text && cli_parse_int("demo", "--batch", batch_text, 1, 4096, &batch_arg))) {
+        config_free(cfg);
         return 2;
     }
-    if ((v = cli_flag_value(argc, argv, "--batch")) && ((B = atoi(v)) < 1 || B > 4096)) {
-        fprintf(stderr, "sapo demo: --batch '%s': expected an integer in [1, 4096]\n", v);
-        return 2;
-    }
+    int steps = (int)steps_arg, B = (int)batch_arg;
     char err[512];
-    char* dir = run_dir_create(cli_flag_value(argc, argv, "--out"), "demo", "", err, sizeof err);
+    char* dir = run_dir_create(out_dir, "demo", "", err, sizeof err);
     if (!dir) {
         fprintf(stderr, "sapo demo: %s\n", err);
         return 1;

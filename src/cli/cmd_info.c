@@ -12,21 +12,29 @@
 #include "model/gpu.h"
 #include "swarm/round_record.h"
 
+static const CliOption OPTIONS[] = {
+    {"columns", NULL, "instead, the per-round columns of a node log as a Markdown table (README's)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_COLUMNS };
+
 int cmd_info(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs a;
+    int rc = cli_parse("info", OPTIONS, argc, argv, &a);
+    if (rc == 0 && a.n_pos > 0) rc = cli_unexpected("info", a.pos[0], "try --help");
+    int columns = a.opt[OPT_COLUMNS] != NULL;
+    cli_args_free(&a);
+    if (rc > 0) {
         printf("usage: sapo info [--columns]\nPrints the build's backends and library versions, then every config key\n"
-               "with its type, default, range or choices, whether nodes may differ, and help.\n"
-               "  --columns   instead, the per-round columns of a node log as a Markdown table (README's)\n");
+               "with its type, default, range or choices, whether nodes may differ, and help.\n");
+        cli_print_options(stdout, OPTIONS);
         return 0;
     }
-    if (argc > 1 && !strcmp(argv[1], "--columns")) {
+    if (rc < 0) return 2;
+    if (columns) {
         printf("| dataset | meaning |\n|---|---|\n");
         for (int i = 0; i < RM_COUNT; i++) printf("| `%s` | %s |\n", ROUND_METRIC_NAMES[i], ROUND_METRIC_HELP[i]);
         return 0;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "sapo info: unknown argument '%s' (try --help)\n", argv[1]);
-        return 2;
     }
     unsigned h5maj, h5min, h5rel;
     H5get_libversion(&h5maj, &h5min, &h5rel);

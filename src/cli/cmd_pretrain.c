@@ -1,7 +1,8 @@
 /* `sapo pretrain`: the supervised warm-up that stands in for a pretrained LM. Trains a fresh
  * policy on task demonstrations (question -> "<answer>ANSWER</answer>") from tasks.names at
- * tasks.preset, then measures pass@1 per task with the run's sampler, and writes the
- * checkpoint that `model.init` loads in every node. */
+ * tasks.preset on model.backend, writes the checkpoint that `model.init` loads in every
+ * node, then measures its pass@1 per task on the run's fixed held-out set, as the nodes do
+ * (swarm/evaluation.h). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/budget_check.h"
+#include "swarm/evaluation.h"
 #include "swarm/taskset.h"
 #include "tasks/answer.h"
 #include "tasks/registry.h"
@@ -36,52 +38,45 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
     return 0;
 }
 
-/* pass@1 per task on `per_task` fresh questions each, sampled as the swarm samples. */
-static void report_skill(Model* m, const TaskSet* ts, const GenConfig* gen, uint64_t seed, int per_task, FILE* out) {
-    int rows = m->cap.max_prefixes < m->cap.max_rows ? m->cap.max_prefixes : m->cap.max_rows, n_ctx = m->cfg.n_ctx;
-    int* prompts = mallocCheck(sizeof(int) * rows * n_ctx);
-    int* lens = mallocCheck(sizeof(int) * rows);
-    int* toks = mallocCheck(sizeof(int) * rows * gen->max_new_tokens);
-    int* olens = mallocCheck(sizeof(int) * rows);
-    Question* qs = callocCheck(rows, sizeof *qs);
-    double total = 0.0;
-    int counted = 0;
-    fprintf(out, "warm-up skill (pass@1, temperature %.2f, %d questions per task):\n", gen->sampler.temperature, per_task);
-    for (int t = 0; t < ts->n; t++) {
-        TaskSet one = {.n = 1};
-        one.slots[0] = ts->slots[t];
-        RngStream rng = rng_stream(seed, 1000 + (uint32_t)t, 0, RNG_EVAL);
-        double sum = 0.0, formatted = 0.0;
-        for (int done = 0; done < per_task; done += rows) {
-            int n = per_task - done < rows ? per_task - done : rows;
-            char err[512];
-            for (int i = 0; i < n; i++) {
-                if (question_draw(&one, &rng, &qs[i], err, sizeof err)) sapo_die("evaluation question: %s", err);
-                lens[i] = tok_encode_prompt(qs[i].prompt, prompts + (size_t)i * n_ctx, n_ctx - gen->max_new_tokens);
-            }
-            model_generate(m, prompts, n_ctx, lens, n, gen, &rng, toks, olens);
-            for (int i = 0; i < n; i++) {
-                char* text = tok_decode(toks + (size_t)i * gen->max_new_tokens, olens[i]);
-                sum += task_reward(qs[i].slot->spec, text, qs[i].entry);
-                char* a = answer_extract(text);
-                formatted += a != NULL;
-                free(a);
-                free(text);
-                question_free(&qs[i]);
-            }
-        }
-        fprintf(out, "  %-24s %6.3f   (answer tags in %5.1f%%)\n", ts->slots[t].spec->name, sum / per_task,
-                100.0 * formatted / per_task);
-        total += sum;
-        counted += per_task;
+/* pass@1 of the warm-up on the run's fixed held-out set (run.eval_questions from
+ * run.eval_seed, swarm/evalset.h), answered once per question through evaluation_run, the
+ * nodes' evaluation, sampled from the stream node 0 evaluates round 0 with: per task in
+ * tasks.names order, then the mean over the questions. Returns -1 with err when the set
+ * cannot be built. */
+static int report_skill(Model* m, const Config* cfg, const TaskSet* ts, const GenConfig* gen, uint64_t seed, FILE* out,
+                        char* err, size_t errlen) {
+    int n = (int)config_int(cfg, "run.eval_questions");
+    uint64_t eval_seed = (uint64_t)config_int(cfg, "run.eval_seed");
+    if (n == 0) {
+        fprintf(out, "warm-up skill: not measured (run.eval_questions = 0)\n");
+        return 0;
     }
-    fprintf(out, "  %-24s %6.3f\n", "mean", counted ? total / counted : NAN);
-    free(prompts);
-    free(lens);
-    free(toks);
-    free(olens);
-    free(qs);
+    EvalSet es;
+    if (evalset_build(&es, ts, eval_seed, n, err, errlen)) return -1;
+    RngStream rng = rng_stream(seed, 0, 0, RNG_EVAL);
+    double by_task[TASK_N_IDS], tagged[TASK_N_IDS];
+    double pass1 = evaluation_run(m, gen, &es, &rng, by_task, tagged);
+    fprintf(out,
+            "warm-up skill (pass@1, temperature %.2f, on the held-out set of %d questions: run.eval_seed %llu, digest "
+            "%016llx):\n",
+            gen->sampler.temperature, n, (unsigned long long)eval_seed, (unsigned long long)es.digest);
+    for (int t = 0; t < ts->n; t++) {
+        int id = ts->slots[t].task_id;
+        if (!es.n_by_task[id]) continue;
+        fprintf(out, "  %-24s %6.3f   (answer tags in %5.1f%%, %d questions)\n", ts->slots[t].spec->name, by_task[id],
+                100.0 * tagged[id], es.n_by_task[id]);
+    }
+    fprintf(out, "  %-24s %6.3f\n", "mean", pass1);
+    evalset_free(&es);
+    return 0;
 }
+
+static const CliOption OPTIONS[] = {
+    {"out", "CKPT", "the checkpoint to write (default pretrain.out, else RUN_DIR/warmup.ckpt)"},
+    {"quiet", NULL, "no progress lines (the pass@1 table is still printed)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_OUT, OPT_QUIET };
 
 static void usage(FILE* out) {
     fprintf(out,
@@ -90,18 +85,19 @@ static void usage(FILE* out) {
             "shape from [model] (node 0); tasks from [tasks]; starts from model.init when set\n"
             "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
             "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n");
+    cli_print_options(out, OPTIONS);
 }
 
 int cmd_pretrain(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    static const char* const flags[] = {"--out", NULL};
-    Config* cfg = cli_load_config("pretrain", argc, argv, 1, flags);
+    CliArgs a;
+    int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
+    if (parsed > 0) usage(stdout);
+    Config* cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
+    const char* out = a.opt[OPT_OUT];
+    int quiet = a.opt[OPT_QUIET] != NULL;
+    cli_args_free(&a);
+    if (parsed > 0) return 0;
     if (!cfg) return 2;
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
     char err[1024];
     TaskSet ts;
     if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err)) {
@@ -114,7 +110,14 @@ int cmd_pretrain(int argc, char** argv) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", err);
         return 2;
     }
-    const char* out = cli_flag_value(argc, argv, "--out");
+    /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
+    const char* backend_name = config_node_string(cfg, 0, "model.backend");
+    const ModelBackend* backend = model_backend_find(backend_name);
+    if (!backend) {
+        fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
+                        "machine\n", backend_name);
+        return 2;
+    }
     char* owned = NULL;
     if (!out || !*out) out = config_string(cfg, "pretrain.out");
     if (!*out) {
@@ -137,7 +140,7 @@ int cmd_pretrain(int argc, char** argv) {
     gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once */
     ModelCapacity cap = model_capacity_for(&gc, (int)config_int(cfg, "model.micro_tokens"), B, 1, gen.max_new_tokens, 64, 64);
-    Model* m = model_create_cap(&gc, model_backend_find("cpu"), &cap, (uint64_t)config_int(cfg, "model.init_seed"));
+    Model* m = model_create_cap(&gc, backend, &cap, (uint64_t)config_int(cfg, "model.init_seed"));
     const char* init = config_string(cfg, "model.init");
     if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
         fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
@@ -181,7 +184,10 @@ int cmd_pretrain(int argc, char** argv) {
         fprintf(stderr, "sapo pretrain: %s\n", err);
         return 1;
     }
-    report_skill(m, &ts, &gen, seed, 64, stdout);
+    if (report_skill(m, cfg, &ts, &gen, seed, stdout, err, sizeof err)) {
+        fprintf(stderr, "sapo pretrain: evaluation set: %s\n", err);
+        return 1;
+    }
     printf("wrote %s\n", out);
     free(qs);
     free(ex);

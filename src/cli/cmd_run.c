@@ -11,6 +11,7 @@
  * with one line naming the file and exit 1, the logs closed and the run resumable from its
  * last good checkpoint. */
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
@@ -35,15 +36,22 @@
 #include "swarm/node_log.h"
 #include "model/model_from_config.h"
 
+static const CliOption OPTIONS[] = {
+    {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
+    {"resume", "RUN_DIR", "continue a killed or requeued run from its last checkpoint\n"
+                          "(run.checkpoint_every), with the config it was started with"},
+    {"quiet", NULL, "no progress lines (the summary is still printed)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_OUT, OPT_RESUME, OPT_QUIET };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
             "       mpirun -np N sapo run --resume RUN_DIR [--quiet]\n"
-            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n"
-            "  --out RUN_DIR     run directory (default run.out, else results/runs/NAME-DATE-TIME)\n"
-            "  --resume RUN_DIR  continue a killed or requeued run from its last checkpoint\n"
-            "                    (run.checkpoint_every), with the config it was started with\n"
-            "  --quiet           no progress lines (the summary is still printed)\n"
+            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n");
+    cli_print_options(out, OPTIONS);
+    fprintf(out,
             "Writes RUN_DIR/config.ini, node_NNNN.h5 per node, run.h5, run.log, summary.json, DONE.\n");
 }
 
@@ -177,13 +185,6 @@ static void format_duration(double s, char* buf, size_t n) {
     else snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* A JSON number, or null for NaN. */
-static const char* json_number(double x, char* buf, size_t n) {
-    if (isnan(x)) return "null";
-    snprintf(buf, n, "%.17g", x);
-    return buf;
-}
-
 /* Per-node totals gathered for the summary. */
 enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
 
@@ -272,28 +273,48 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
     return 0;
 }
 
-/* summary.json (atomically): per node the totals and learning windows, then the sums. */
+/* summary.json (atomically, through atomic_file_write): per node the totals and learning
+ * windows, then the sums. Built with cJSON: a NaN (no evaluation, no window) is null, and
+ * every number reads back as the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
                               const double* windows, int window, char* err, size_t errlen) {
-    FILE* js = atomic_file_begin(path, err, errlen);
-    if (!js) return -1;
+    char secs[48];
+    snprintf(secs, sizeof secs, "%.3f", wall);
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "nodes", size);
+    cJSON_AddNumberToObject(root, "rounds", rounds);
+    cJSON_AddNumberToObject(root, "seconds", strtod(secs, NULL));
+    cJSON* per_node = cJSON_AddArrayToObject(root, "per_node");
     double sum_own = 0, sum_train = 0;
-    char num[32], num2[32], num3[32];
-    fprintf(js, "{\"nodes\": %d, \"rounds\": %d, \"seconds\": %.3f, \"per_node\": [", size, rounds, wall);
     for (int k = 0; k < size; k++) {
         const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
         sum_own += t[S_OWN];
         sum_train += t[S_TRAIN];
-        fprintf(js,
-                "%s{\"node\": %d, \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"external_per_round\": "
-                "%.17g, \"rejected\": %.17g, \"eval_last\": %s, \"own_first_window\": %s, \"own_last_window\": %s}",
-                k ? ", " : "", k, t[S_OWN], t[S_TRAIN], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ],
-                json_number(t[S_EVAL_LAST], num, sizeof num), json_number(wk[0], num2, sizeof num2),
-                json_number(wk[1], num3, sizeof num3));
+        cJSON* e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "node", k);
+        cJSON_AddNumberToObject(e, "cum_reward_own", t[S_OWN]);
+        cJSON_AddNumberToObject(e, "cum_reward_train", t[S_TRAIN]);
+        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[S_EXT] / rounds : 0.0);
+        cJSON_AddNumberToObject(e, "rejected", t[S_REJ]);
+        cJSON_AddNumberToObject(e, "eval_last", t[S_EVAL_LAST]); /* cJSON prints NaN as null */
+        cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
+        cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
+        cJSON_AddItemToArray(per_node, e);
     }
-    fprintf(js, "], \"cum_reward_own\": %.17g, \"cum_reward_train\": %.17g, \"window_rounds\": %d}\n", sum_own,
-            sum_train, window);
-    return atomic_file_commit(js, path, err, errlen);
+    cJSON_AddNumberToObject(root, "cum_reward_own", sum_own);
+    cJSON_AddNumberToObject(root, "cum_reward_train", sum_train);
+    cJSON_AddNumberToObject(root, "window_rounds", window);
+    char* text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return set_error(err, errlen, "cannot write %s: out of memory", path);
+    size_t n = strlen(text);
+    char* line = mallocCheck(n + 2);
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
+    cJSON_free(text);
+    int rc = atomic_file_write(path, line, err, errlen);
+    free(line);
+    return rc;
 }
 
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
@@ -369,17 +390,318 @@ static char* run_dir_start(const Config* cfg, const char* requested, int size) {
     return dir;
 }
 
-/* Closes what the run opened and ends MPI; returns `code`. */
-static int run_end(int code, SwarmNode* node, H5Log* h5, RunLog* log, Config* cfg, char* dir) {
-    h5log_close(h5);
-    if (log->f) fclose(log->f);
-    free(log->path);
-    node_free(node);
-    config_free(cfg);
-    free(dir);
+/* ---- the command's state ---------------------------------------------------------- */
+
+/* What one rank's run holds, from set-up to the end; run_end releases all of it. */
+typedef struct {
+    MPI_Comm comm;
+    int rank, size, quiet;
+    const char* resume;  /* --resume RUN_DIR, else NULL */
+    const char* out_dir; /* --out RUN_DIR, else NULL */
+    Config* cfg;
+    char* dir;           /* the run directory, the same on every rank */
+    char log_name[32];   /* node_NNNN.h5 of this rank */
+    int start, rounds;   /* rounds done before this launch (resume), rounds in all */
+    int end;             /* the rounds every node ran: fewer when a checkpoint failed */
+    SwarmNode* node;
+    H5Log* h5;
+    RunLog log;
+    RunFault fault;
+    double totals[S_COUNT];
+    double t_start;
+    char err[1024];
+} SwarmRun;
+
+/* The one way out of `sapo run`, whatever happened: closes what the run opened, ends MPI,
+ * returns `code` (0 done, 1 an I/O failure during the run, 2 a check before any work). */
+static int run_end(SwarmRun* run, int code) {
+    h5log_close(run->h5);
+    if (run->log.f) fclose(run->log.f);
+    free(run->log.path);
+    node_free(run->node);
+    config_free(run->cfg);
+    free(run->dir);
     MPI_Finalize();
     return code;
 }
+
+/* ---- set-up and checks: every check before any rank starts work --------------------- */
+
+/* A resumed run's config.ini (every rank) and rank 0's verdict on the run directory:
+ * where[0] = rounds done, where[1] = 1 when it is complete. NULL after printing a line. */
+static Config* run_resume_config(SwarmRun* run, int extra, int where[2]) {
+    Config* cfg = NULL;
+    char* path = path_join(run->resume, "config.ini");
+    if (extra) {
+        if (run->rank == 0)
+            fprintf(stderr, "sapo run: --resume takes no config or overrides: the run keeps its config.ini\n");
+    } else {
+        cfg = config_new();
+        if (config_load_all(cfg, path, 0, NULL, run->err, sizeof run->err)) {
+            if (run->rank == 0) fprintf(stderr, "sapo run: cannot resume %s: %s\n", run->resume, run->err);
+            config_free(cfg);
+            cfg = NULL;
+        }
+    }
+    free(path);
+    /* Another swarm size is refused before the config is checked against this one. */
+    int rc = cfg && run->rank == 0 ? resume_check(run->resume, run->size, &where[0], run->err, sizeof run->err) : 0;
+    if (rc < 0) {
+        fprintf(stderr, "sapo run: cannot resume %s: %s\n", run->resume, run->err);
+        config_free(cfg);
+        cfg = NULL;
+    }
+    where[1] = rc > 0;
+    return cfg;
+}
+
+/* The options, the config (fresh or resumed) and its check against the swarm size, with
+ * stderr silenced on ranks other than 0 (one copy of an error is enough). Returns 1 when
+ * this rank found nothing wrong; not collective. */
+static int run_read_config(SwarmRun* run, int argc, char** argv, int where[2]) {
+    int saved_stderr = -1;
+    if (run->rank != 0) {
+        fflush(stderr);
+        saved_stderr = dup(2);
+        if (!freopen("/dev/null", "w", stderr)) saved_stderr = -1;
+    }
+    CliArgs args;
+    int parsed = cli_parse("run", OPTIONS, argc, argv, &args); /* --help was answered before MPI_Init */
+    run->resume = parsed == 0 ? args.opt[OPT_RESUME] : NULL;
+    run->out_dir = args.opt[OPT_OUT];
+    run->quiet = args.opt[OPT_QUIET] != NULL;
+    if (parsed == 0 && run->resume) run->cfg = run_resume_config(run, args.n_pos > 0 || run->out_dir, where);
+    else if (parsed == 0) run->cfg = cli_args_config("run", &args);
+    cli_args_free(&args);
+    int ok = run->cfg != NULL;
+    if (ok && !where[1] && swarm_config_check(run->cfg, run->size, run->err, sizeof run->err)) {
+        if (run->rank == 0) fprintf(stderr, "sapo run: config error: %s\n", run->err);
+        ok = 0;
+    }
+    if (saved_stderr >= 0) {
+        fflush(stderr);
+        dup2(saved_stderr, 2);
+        close(saved_stderr);
+    }
+    return ok;
+}
+
+/* Every check before work, collectively. Returns -1 to go on, else the exit status. */
+static int run_setup(SwarmRun* run, int argc, char** argv) {
+    int where[2] = {0, 0}; /* rank 0's verdict on a resume: rounds done, and 1 when complete */
+    if (!agree(run_read_config(run, argc, argv, where), run->comm)) return 2;
+    mpiCheck(MPI_Bcast(where, 2, MPI_INT, 0, run->comm));
+    run->start = where[0];
+    if (where[1]) {
+        if (run->rank == 0) printf("sapo run: %s is already complete (DONE); nothing to resume\n", run->resume);
+        return 0;
+    }
+    /* Every node's model.init read through (each rank its own), before any run directory. */
+    int ok = !node_init_verify(run->cfg, run->rank, run->err, sizeof run->err);
+    if (!agree_report(ok, run->err, "sapo run: config error: ", run->comm)) return 2;
+    /* Budget: rank 0 measures the tasks' answer and prompt lengths against every node's
+     * n_ctx and max_new_tokens (deterministic, a few milliseconds), prints the table, and
+     * stops a fresh run whose task is mostly unanswerable. A resumed run was started with
+     * its settings and is only warned. */
+    if (run->rank == 0) {
+        if (budget_check_config(run->cfg, run->size, stdout, "sapo run: ", run->err, sizeof run->err)) {
+            if (run->resume) {
+                printf("sapo run: warning: %s\n", run->err);
+            } else {
+                fprintf(stderr, "sapo run: config error: %s\n", run->err);
+                ok = 0;
+            }
+        }
+        fflush(stdout);
+    }
+    if (!agree(ok, run->comm) || !agree(memory_fits(run->cfg, run->rank, run->comm), run->comm)) return 2;
+    run->rounds = (int)config_int(run->cfg, "swarm.rounds");
+    return -1;
+}
+
+/* ---- the run directory: created (fresh) or checked node by node (resume) ------------ */
+
+/* The directory on every rank, run.log opened on rank 0, the first lines printed.
+ * Returns -1 to go on, else the exit status. */
+static int run_open_dir(SwarmRun* run) {
+    char* dir0 = NULL;
+    if (run->rank == 0) dir0 = run->resume ? strdup(run->resume) : run_dir_start(run->cfg, run->out_dir, run->size);
+    run->dir = broadcast_string(dir0, run->rank, run->comm);
+    free(dir0);
+    if (!run->dir) return 1;
+    if (run->resume) {
+        char prefix[1200];
+        snprintf(prefix, sizeof prefix, "sapo run: cannot resume %s: ", run->dir);
+        int ok = !resume_verify_node(run->dir, run->rank, run->start, run->cfg, run->err, sizeof run->err);
+        if (!agree_report(ok, run->err, prefix, run->comm)) return 2;
+    }
+    if (run->rank == 0) {
+        run->log.path = path_join(run->dir, "run.log");
+        run->log.f = fopen(run->log.path, run->resume ? "a" : "w");
+        if (!run->log.f) fault_set(&run->fault, "cannot open %s: %s", run->log.path, strerror(errno));
+    }
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (run->rank == 0) {
+        if (run->resume)
+            logf_both(&run->log, "sapo run: resuming %s after round %d of %d (%d nodes)\n", run->dir, run->start,
+                      run->rounds, run->size);
+        else
+            logf_both(&run->log, "sapo run: %d nodes, %d rounds, run directory %s\n", run->size, run->rounds, run->dir);
+        char blas[256];
+        blas_describe(blas, sizeof blas);
+        logf_both(&run->log, "sapo run: %s\n", blas);
+    }
+    return -1;
+}
+
+/* Rank 0: run.h5, the index linking every node's log. */
+static void run_write_index(SwarmRun* run) {
+    char** rel = mallocCheck(sizeof(char*) * run->size);
+    for (int r = 0; r < run->size; r++) {
+        rel[r] = mallocCheck(32);
+        snprintf(rel[r], 32, "node_%04d.h5", r);
+    }
+    char* index = path_join(run->dir, "run.h5");
+    if (h5log_write_run_index(index, run->size, (const char* const*)rel, run->err, sizeof run->err))
+        fault_set(&run->fault, "%s", run->err);
+    free(index);
+    for (int r = 0; r < run->size; r++) free(rel[r]);
+    free(rel);
+}
+
+/* Rank 0, unless --quiet: what node 0 is and what the evaluation asks. */
+static void run_print_node0(SwarmRun* run) {
+    const SwarmNode* node = run->node;
+    const Config* cfg = run->cfg;
+    logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local,
+              node->n_external, node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
+              config_string(cfg, "tasks.preset"));
+    logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
+    if (node->eval.n > 0)
+        logf_both(&run->log,
+                  "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
+                  node->eval.n, (long long)config_int(cfg, "run.eval_seed"), (unsigned long long)node->eval.digest,
+                  node->eval_every);
+}
+
+/* Every node built, its log opened (or cut back to the checkpoint), its checkpoint loaded;
+ * rank 0 writes run.h5. Returns -1 to go on, else the exit status. */
+static int run_open_node(SwarmRun* run) {
+    int rank = run->rank, start = run->start;
+    run->totals[S_EVAL_LAST] = NAN;
+    run->node = node_create(run->cfg, rank, run->size, run->comm, run->err, sizeof run->err);
+    if (!run->node) fault_set(&run->fault, "node %d: %s", rank, run->err);
+    snprintf(run->log_name, sizeof run->log_name, "node_%04d.h5", rank);
+    char* log_path = path_join(run->dir, run->log_name);
+    /* Resumed after a checkpoint: the log is cut back to it. Without one the run starts
+     * again from round 0 and so does its log, whatever state a crash or a full disk left. */
+    if (run->resume && start == 0) unlink(log_path);
+    if (run->node)
+        run->h5 = start > 0 ? node_log_reopen(log_path, start - 1, run->err, sizeof run->err)
+                            : node_log_create(log_path, run->cfg, rank, run->size, &run->node->eval, run->err,
+                                              sizeof run->err);
+    if (run->node && !run->h5) fault_set(&run->fault, "node %d: %s", rank, run->err);
+    if (run->h5 && h5log_rows(run->h5) != start)
+        fault_set(&run->fault, "node %d: %s holds %lld of the %d rounds before the checkpoint", rank, log_path,
+                  (long long)h5log_rows(run->h5), start);
+    free(log_path);
+    if (run->h5 && start > 0 && !run->fault.failed &&
+        node_checkpoint_load(run->node, run->dir, start, run->totals, S_COUNT, run->err, sizeof run->err))
+        fault_set(&run->fault, "node %d: resuming from the checkpoint after round %d: %s", rank, start, run->err);
+    if (rank == 0 && !run->fault.failed) run_write_index(run);
+    runlog_check(&run->log, &run->fault, 0);
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (rank == 0 && !run->quiet) run_print_node0(run);
+    return -1;
+}
+
+/* ---- the rounds loop --------------------------------------------------------------- */
+
+/* One round's record added to this node's totals (the summary's, saved in checkpoints). */
+static void run_accumulate(double* totals, const RoundRecord* rec, double seconds) {
+    totals[S_OWN] += rec->m[RM_REWARD_OWN];
+    totals[S_TRAIN] += rec->m[RM_REWARD_TRAIN];
+    totals[S_EXT] += rec->m[RM_EXTERNAL_USED];
+    totals[S_SHORT] += rec->m[RM_SHORTFALL];
+    totals[S_REJ] += rec->m[RM_MSGS_REJECTED] + rec->m[RM_GROUPS_REJECTED];
+    if (!isnan(rec->m[RM_EVAL_PASS1])) {
+        totals[S_EVAL_SUM] += rec->m[RM_EVAL_PASS1];
+        totals[S_EVAL_N] += 1;
+        totals[S_EVAL_LAST] = rec->m[RM_EVAL_PASS1];
+    }
+    totals[S_TIME] += seconds;
+    totals[S_BYTES] += rec->m[RM_BYTES_SENT];
+}
+
+/* ---- the progress line --------------------------------------------------------------- */
+
+/* After round r (0-based), every run.log_every rounds and at the last: the swarm's mean
+ * rewards, collectively; rank 0 prints at most one line every 2 seconds (and the first and
+ * last). *last_print is rank 0's time of the last line. */
+static void run_progress(SwarmRun* run, int r, const RoundRecord* rec, int log_every, double* last_print) {
+    if (run->quiet || ((r + 1) % log_every != 0 && r + 1 != run->rounds)) return;
+    double now_mean[3] = {rec->m[RM_REWARD_OWN], rec->m[RM_REWARD_TRAIN], rec->m[RM_EXTERNAL_USED]}, mean[3];
+    mpiCheck(MPI_Reduce(now_mean, mean, 3, MPI_DOUBLE, MPI_SUM, 0, run->comm));
+    double now = clock_now();
+    if (run->rank != 0 || !(now - *last_print >= 2.0 || r + 1 == run->rounds || r == 0)) return;
+    double rate = (r + 1 - run->start) / (now - run->t_start);
+    char eta[32];
+    format_duration((run->rounds - r - 1) / rate, eta, sizeof eta);
+    logf_both(&run->log, "round %5d/%d  reward own %.3f  train %.3f  external %.1f  %.2f rounds/s  ETA %s\n", r + 1,
+              run->rounds, mean[0] / run->size, mean[1] / run->size, mean[2] / run->size, rate, eta);
+    *last_print = now;
+}
+
+/* Rounds start..rounds-1: play, log, add up, checkpoint, report. Sets run->end. */
+static void run_rounds(SwarmRun* run) {
+    int log_every = (int)config_int(run->cfg, "run.log_every");
+    int checkpoint_every = (int)config_int(run->cfg, "run.checkpoint_every");
+    double last_print = run->t_start = clock_now();
+    RoundRecord rec;
+    run->end = run->rounds;
+    for (int r = run->start; r < run->rounds; r++) {
+        double tr = clock_now();
+        node_round(run->node, r, &rec);
+        if (!run->fault.failed && node_log_append(run->h5, &rec, run->err, sizeof run->err))
+            fault_set(&run->fault, "node %d: logging round %d: %s", run->rank, r, run->err);
+        run_accumulate(run->totals, &rec, clock_now() - tr);
+        if (checkpoint_every > 0 && (r + 1) % checkpoint_every == 0 && r + 1 < run->rounds &&
+            run_checkpoint(run->node, run->dir, r + 1, checkpoint_every, run->totals, &run->log, &run->fault,
+                           run->comm)) {
+            run->end = r + 1;
+            break;
+        }
+        run_progress(run, r, &rec, log_every, &last_print);
+    }
+}
+
+/* ---- the summary: every rank's verdict, then summary.json and DONE ------------------- */
+
+/* Returns the exit status. */
+static int run_finish(SwarmRun* run) {
+    node_finish(run->node, run->end);
+    if (h5log_close_checked(run->h5, run->err, sizeof run->err)) fault_set(&run->fault, "node %d: %s", run->rank, run->err);
+    run->h5 = NULL;
+    if (run->end < run->rounds) return 1; /* printed at the checkpoint */
+    runlog_check(&run->log, &run->fault, 0);
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    int rank = run->rank, size = run->size;
+    double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
+    mpiCheck(MPI_Gather(run->totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, run->comm));
+    double window[2], *windows = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
+    char* own_log = path_join(run->dir, run->log_name);
+    own_reward_window(own_log, run->rounds, window);
+    free(own_log);
+    mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, run->comm));
+    if (rank == 0)
+        run_summarize(run->cfg, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, &run->log,
+                      &run->fault);
+    free(all);
+    free(windows);
+    return agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm) ? 0 : 1;
+}
+
+/* ---- the command ------------------------------------------------------------------- */
 
 int cmd_run(int argc, char** argv) {
     if (cli_wants_help(argc, argv)) {
@@ -388,231 +710,16 @@ int cmd_run(int argc, char** argv) {
     }
     h5log_library_init();
     MPI_Init(&argc, &argv);
-    MPI_Comm comm = MPI_COMM_WORLD;
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    SwarmRun run = {.comm = MPI_COMM_WORLD};
+    MPI_Comm_rank(run.comm, &run.rank);
+    MPI_Comm_size(run.comm, &run.size);
     openblas_set_num_threads(1);
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) quiet |= !strcmp(argv[i], "--quiet");
-
-    /* ---- set-up: every check before any rank starts work ---- */
-    static const char* const flags[] = {"--out", "--resume", NULL};
-    const char* resume = cli_flag_value(argc, argv, "--resume");
-    int saved_stderr = -1;
-    if (rank != 0) { /* one copy of a config error is enough: rank 0 prints it */
-        fflush(stderr);
-        saved_stderr = dup(2);
-        if (!freopen("/dev/null", "w", stderr)) saved_stderr = -1;
+    int code = run_setup(&run, argc, argv);
+    if (code < 0) code = run_open_dir(&run);
+    if (code < 0) code = run_open_node(&run);
+    if (code < 0) {
+        run_rounds(&run);
+        code = run_finish(&run);
     }
-    Config* cfg = NULL;
-    char err[1024] = "";
-    int where[2] = {0, 0}; /* rank 0's verdict on a resume: rounds done, and 1 when complete */
-    if (resume) {
-        int extra = 0;
-        for (int i = 1; i < argc; i++) {
-            if (!strcmp(argv[i], "--resume")) i++;
-            else if (strcmp(argv[i], "--quiet")) extra = 1;
-        }
-        char* path = path_join(resume, "config.ini");
-        if (extra) {
-            if (rank == 0) fprintf(stderr, "sapo run: --resume takes no config or overrides: the run keeps its config.ini\n");
-        } else {
-            cfg = config_new();
-            if (config_load_all(cfg, path, 0, NULL, err, sizeof err)) {
-                if (rank == 0) fprintf(stderr, "sapo run: cannot resume %s: %s\n", resume, err);
-                config_free(cfg);
-                cfg = NULL;
-            }
-        }
-        free(path);
-        /* Another swarm size is refused before the config is checked against this one. */
-        int rc = cfg && rank == 0 ? resume_check(resume, size, &where[0], err, sizeof err) : 0;
-        if (rc < 0) {
-            fprintf(stderr, "sapo run: cannot resume %s: %s\n", resume, err);
-            config_free(cfg);
-            cfg = NULL;
-        }
-        where[1] = rc > 0;
-    } else {
-        cfg = cli_load_config("run", argc, argv, 1, flags);
-    }
-    int ok = cfg != NULL;
-    if (ok && !where[1] && swarm_config_check(cfg, size, err, sizeof err)) {
-        if (rank == 0) fprintf(stderr, "sapo run: config error: %s\n", err);
-        ok = 0;
-    }
-    if (saved_stderr >= 0) {
-        fflush(stderr);
-        dup2(saved_stderr, 2);
-        close(saved_stderr);
-    }
-    RunLog runlog = {0};
-    if (!agree(ok, comm)) return run_end(2, NULL, NULL, &runlog, cfg, NULL);
-    mpiCheck(MPI_Bcast(where, 2, MPI_INT, 0, comm));
-    int start = where[0]; /* rounds already done (resume) */
-    if (where[1]) {
-        if (rank == 0) printf("sapo run: %s is already complete (DONE); nothing to resume\n", resume);
-        return run_end(0, NULL, NULL, &runlog, cfg, NULL);
-    }
-    /* Every node's model.init read through (each rank its own), before any run directory. */
-    ok = !node_init_verify(cfg, rank, err, sizeof err);
-    if (!agree_report(ok, err, "sapo run: config error: ", comm)) return run_end(2, NULL, NULL, &runlog, cfg, NULL);
-    /* Budget: rank 0 measures the tasks' answer and prompt lengths against every node's
-     * n_ctx and max_new_tokens (deterministic, a few milliseconds), prints the table, and
-     * stops a fresh run whose task is mostly unanswerable. A resumed run was started with
-     * its settings and is only warned. */
-    if (rank == 0) {
-        if (budget_check_config(cfg, size, stdout, "sapo run: ", err, sizeof err)) {
-            if (resume) {
-                printf("sapo run: warning: %s\n", err);
-            } else {
-                fprintf(stderr, "sapo run: config error: %s\n", err);
-                ok = 0;
-            }
-        }
-        fflush(stdout);
-    }
-    if (!agree(ok, comm) || !agree(memory_fits(cfg, rank, comm), comm)) return run_end(2, NULL, NULL, &runlog, cfg, NULL);
-
-    /* ---- the run directory: created (fresh) or checked node by node (resume) ---- */
-    char* dir0 = NULL;
-    if (rank == 0) dir0 = resume ? strdup(resume) : run_dir_start(cfg, cli_flag_value(argc, argv, "--out"), size);
-    char* dir = broadcast_string(dir0, rank, comm);
-    free(dir0);
-    if (!dir) return run_end(1, NULL, NULL, &runlog, cfg, NULL);
-    if (resume) {
-        char prefix[1200];
-        snprintf(prefix, sizeof prefix, "sapo run: cannot resume %s: ", dir);
-        ok = !resume_verify_node(dir, rank, start, cfg, err, sizeof err);
-        if (!agree_report(ok, err, prefix, comm)) return run_end(2, NULL, NULL, &runlog, cfg, dir);
-    }
-    RunFault fault = {0};
-    if (rank == 0) {
-        runlog.path = path_join(dir, "run.log");
-        runlog.f = fopen(runlog.path, resume ? "a" : "w");
-        if (!runlog.f) fault_set(&fault, "cannot open %s: %s", runlog.path, strerror(errno));
-    }
-    if (!agree_report(!fault.failed, fault.msg, "sapo run: ", comm)) return run_end(1, NULL, NULL, &runlog, cfg, dir);
-    int rounds = (int)config_int(cfg, "swarm.rounds"), log_every = (int)config_int(cfg, "run.log_every");
-    int checkpoint_every = (int)config_int(cfg, "run.checkpoint_every");
-    if (rank == 0 && resume)
-        logf_both(&runlog, "sapo run: resuming %s after round %d of %d (%d nodes)\n", dir, start, rounds, size);
-    else if (rank == 0)
-        logf_both(&runlog, "sapo run: %d nodes, %d rounds, run directory %s\n", size, rounds, dir);
-    if (rank == 0) {
-        char blas[256];
-        blas_describe(blas, sizeof blas);
-        logf_both(&runlog, "sapo run: %s\n", blas);
-    }
-
-    /* ---- every node: built, its log opened, its checkpoint loaded; rank 0: run.h5 ---- */
-    double totals[S_COUNT] = {0};
-    totals[S_EVAL_LAST] = NAN;
-    SwarmNode* node = node_create(cfg, rank, size, comm, err, sizeof err);
-    if (!node) fault_set(&fault, "node %d: %s", rank, err);
-    char name[32];
-    snprintf(name, sizeof name, "node_%04d.h5", rank);
-    char* log_path = path_join(dir, name);
-    /* Resumed after a checkpoint: the log is cut back to it. Without one the run starts
-     * again from round 0 and so does its log, whatever state a crash or a full disk left. */
-    if (resume && start == 0) unlink(log_path);
-    H5Log* h5 = !node ? NULL
-                : start > 0 ? node_log_reopen(log_path, start - 1, err, sizeof err)
-                            : node_log_create(log_path, cfg, rank, size, &node->eval, err, sizeof err);
-    if (node && !h5) fault_set(&fault, "node %d: %s", rank, err);
-    if (h5 && h5log_rows(h5) != start)
-        fault_set(&fault, "node %d: %s holds %lld of the %d rounds before the checkpoint", rank, log_path,
-                  (long long)h5log_rows(h5), start);
-    free(log_path);
-    if (h5 && start > 0 && !fault.failed && node_checkpoint_load(node, dir, start, totals, S_COUNT, err, sizeof err))
-        fault_set(&fault, "node %d: resuming from the checkpoint after round %d: %s", rank, start, err);
-    if (rank == 0 && !fault.failed) {
-        char** rel = mallocCheck(sizeof(char*) * size);
-        for (int r = 0; r < size; r++) {
-            rel[r] = mallocCheck(32);
-            snprintf(rel[r], 32, "node_%04d.h5", r);
-        }
-        char* index = path_join(dir, "run.h5");
-        if (h5log_write_run_index(index, size, (const char* const*)rel, err, sizeof err)) fault_set(&fault, "%s", err);
-        free(index);
-        for (int r = 0; r < size; r++) free(rel[r]);
-        free(rel);
-    }
-    runlog_check(&runlog, &fault, 0);
-    if (!agree_report(!fault.failed, fault.msg, "sapo run: ", comm)) return run_end(1, node, h5, &runlog, cfg, dir);
-    if (rank == 0) {
-        if (!quiet)
-            logf_both(&runlog, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local,
-                      node->n_external, node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
-                      config_string(cfg, "tasks.preset"));
-        if (!quiet) logf_both(&runlog, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
-        if (!quiet && node->eval.n > 0)
-            logf_both(&runlog,
-                      "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
-                      node->eval.n, (long long)config_int(cfg, "run.eval_seed"), (unsigned long long)node->eval.digest,
-                      node->eval_every);
-    }
-
-    /* ---- the rounds ---- */
-    double t_start = clock_now(), last_print = t_start;
-    RoundRecord rec;
-    int end = rounds; /* the rounds every node ran: fewer when the run stops at a failed checkpoint */
-    for (int r = start; r < rounds; r++) {
-        double tr = clock_now();
-        node_round(node, r, &rec);
-        if (!fault.failed && node_log_append(h5, &rec, err, sizeof err))
-            fault_set(&fault, "node %d: logging round %d: %s", rank, r, err);
-        totals[S_OWN] += rec.m[RM_REWARD_OWN];
-        totals[S_TRAIN] += rec.m[RM_REWARD_TRAIN];
-        totals[S_EXT] += rec.m[RM_EXTERNAL_USED];
-        totals[S_SHORT] += rec.m[RM_SHORTFALL];
-        totals[S_REJ] += rec.m[RM_MSGS_REJECTED] + rec.m[RM_GROUPS_REJECTED];
-        if (!isnan(rec.m[RM_EVAL_PASS1])) {
-            totals[S_EVAL_SUM] += rec.m[RM_EVAL_PASS1];
-            totals[S_EVAL_N] += 1;
-            totals[S_EVAL_LAST] = rec.m[RM_EVAL_PASS1];
-        }
-        totals[S_TIME] += clock_now() - tr;
-        totals[S_BYTES] += rec.m[RM_BYTES_SENT];
-        if (checkpoint_every > 0 && (r + 1) % checkpoint_every == 0 && r + 1 < rounds &&
-            run_checkpoint(node, dir, r + 1, checkpoint_every, totals, &runlog, &fault, comm)) {
-            end = r + 1;
-            break;
-        }
-        double now_mean[3] = {rec.m[RM_REWARD_OWN], rec.m[RM_REWARD_TRAIN], rec.m[RM_EXTERNAL_USED]}, mean[3];
-        int want_line = !quiet && ((r + 1) % log_every == 0 || r + 1 == rounds);
-        if (want_line) {
-            mpiCheck(MPI_Reduce(now_mean, mean, 3, MPI_DOUBLE, MPI_SUM, 0, comm));
-            double now = clock_now();
-            if (rank == 0 && (now - last_print >= 2.0 || r + 1 == rounds || r == 0)) {
-                double rate = (r + 1 - start) / (now - t_start);
-                char eta[32];
-                format_duration((rounds - r - 1) / rate, eta, sizeof eta);
-                logf_both(&runlog, "round %5d/%d  reward own %.3f  train %.3f  external %.1f  %.2f rounds/s  ETA %s\n",
-                          r + 1, rounds, mean[0] / size, mean[1] / size, mean[2] / size, rate, eta);
-                last_print = now;
-            }
-        }
-    }
-
-    /* ---- the end: every rank's verdict, then the summary and DONE ---- */
-    node_finish(node, end);
-    if (h5log_close_checked(h5, err, sizeof err)) fault_set(&fault, "node %d: %s", rank, err);
-    h5 = NULL;
-    if (end < rounds) return run_end(1, node, NULL, &runlog, cfg, dir); /* printed at the checkpoint */
-    runlog_check(&runlog, &fault, 0);
-    if (!agree_report(!fault.failed, fault.msg, "sapo run: ", comm)) return run_end(1, node, NULL, &runlog, cfg, dir);
-    double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
-    mpiCheck(MPI_Gather(totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, comm));
-    double window[2], *windows = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
-    char* own_log = path_join(dir, name);
-    own_reward_window(own_log, rounds, window);
-    free(own_log);
-    mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, comm));
-    if (rank == 0) run_summarize(cfg, dir, size, rounds, clock_now() - t_start, all, windows, &runlog, &fault);
-    free(all);
-    free(windows);
-    ok = agree_report(!fault.failed, fault.msg, "sapo run: ", comm);
-    return run_end(ok ? 0 : 1, node, NULL, &runlog, cfg, dir);
+    return run_end(&run, code);
 }

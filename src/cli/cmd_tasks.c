@@ -21,16 +21,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-static int parse_i64(const char* s, int64_t* out) {
-    if (!s || !*s) return -1;
-    errno = 0;
-    char* end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
 /* "name1, name2, ..." of the registered tasks, for error messages. */
 static void known_tasks(char* buf, size_t n) {
     size_t used = 0;
@@ -63,22 +53,25 @@ static void print_json_line(FILE* out, const cJSON* obj) {
 
 /* ---- sapo tasks list ----------------------------------------------------------------- */
 
+static const CliOption LIST_OPTIONS[] = {
+    {"json", NULL, "one JSON object {\"tasks\": [{\"id\", \"name\", \"presets\": {...}}],\n"
+                   "\"presets\": [...]} for programs"},
+    {NULL, NULL, NULL},
+};
+
 static int tasks_list(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs args;
+    int parsed = cli_parse("tasks list", LIST_OPTIONS, argc, argv, &args);
+    if (parsed == 0 && args.n_pos) parsed = cli_unexpected("tasks list", args.pos[0], "expected --json");
+    int json = args.opt[0] != NULL;
+    cli_args_free(&args);
+    if (parsed > 0) {
         printf("usage: sapo tasks list [--json]\n"
-               "Lists the ported tasks with their swarm id and each preset's reasoning_gym config.\n"
-               "--json prints one JSON object {\"tasks\": [{\"id\", \"name\", \"presets\": {...}}],\n"
-               "\"presets\": [...]} for programs.\n");
+               "Lists the ported tasks with their swarm id and each preset's reasoning_gym config.\n");
+        cli_print_options(stdout, LIST_OPTIONS);
         return 0;
     }
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else {
-            fprintf(stderr, "sapo tasks list: unknown argument '%s' (expected --json)\n", argv[i]);
-            return 2;
-        }
-    }
+    if (parsed < 0) return 2;
     if (json) {
         cJSON* root = cJSON_CreateObject();
         cJSON* presets = cJSON_AddArrayToObject(root, "presets");
@@ -122,54 +115,45 @@ static int tasks_list(int argc, char** argv) {
 
 /* ---- sapo tasks gen ------------------------------------------------------------------ */
 
+static const CliOption GEN_OPTIONS[] = {
+    {"preset", "P", "paper (default), small or tiny"},
+    {"seed", "S", "dataset seed (default 0)"},
+    {"count", "N", "number of entries (default 10)"},
+    {"start", "I", "first index (default 0)"},
+    {"config", "JSON", "object of reasoning_gym config keys laid over the preset"},
+    {NULL, NULL, NULL},
+};
+enum { GEN_PRESET, GEN_SEED, GEN_COUNT, GEN_START, GEN_CONFIG };
+
 static int tasks_gen(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs args;
+    int parsed = cli_parse("tasks gen", GEN_OPTIONS, argc, argv, &args);
+    if (parsed == 0 && args.n_pos > 1) parsed = cli_unexpected("tasks gen", args.pos[1], "one TASK only");
+    const char* task = args.n_pos ? args.pos[0] : NULL;
+    const char* preset = args.opt[GEN_PRESET] ? args.opt[GEN_PRESET] : "paper";
+    const char* config_text = args.opt[GEN_CONFIG];
+    long long seed = 0, count = 10, start = 0;
+    if (parsed == 0 && ((args.opt[GEN_SEED] && cli_parse_int("tasks gen", "--seed", args.opt[GEN_SEED], INT64_MIN,
+                                                               INT64_MAX, &seed)) ||
+                        (args.opt[GEN_COUNT] && cli_parse_int("tasks gen", "--count", args.opt[GEN_COUNT], 0,
+                                                                INT64_MAX, &count)) ||
+                        (args.opt[GEN_START] && cli_parse_int("tasks gen", "--start", args.opt[GEN_START], 0,
+                                                                INT64_MAX, &start))))
+        parsed = -1;
+    cli_args_free(&args);
+    if (parsed > 0) {
         printf("usage: sapo tasks gen TASK [--preset P] [--seed S] [--count N] [--start I] [--config JSON]\n"
                "Writes N entries as JSON lines {\"question\", \"answer\", \"metadata\"}: entry i (I <= i < I+N)\n"
                "is reasoning_gym.create_dataset(TASK, seed=S, **config)[i], made with Python's\n"
-               "random.Random(S + i). \"answer\" is null where the package stores None.\n"
-               "  --preset P    paper (default), small or tiny\n"
-               "  --seed S      dataset seed (default 0)\n"
-               "  --count N     number of entries (default 10)\n"
-               "  --start I     first index (default 0)\n"
-               "  --config JSON object of reasoning_gym config keys laid over the preset\n");
+               "random.Random(S + i). \"answer\" is null where the package stores None.\n");
+        cli_print_options(stdout, GEN_OPTIONS);
         return 0;
     }
-    const char* task = NULL;
-    const char* preset = "paper";
-    const char* config_text = NULL;
-    int64_t seed = 0, count = 10, start = 0;
-    for (int i = 1; i < argc; i++) {
-        const char* a = argv[i];
-        int has_value = i + 1 < argc;
-        if (!strcmp(a, "--preset") && has_value) preset = argv[++i];
-        else if (!strcmp(a, "--config") && has_value) config_text = argv[++i];
-        else if ((!strcmp(a, "--seed") || !strcmp(a, "--count") || !strcmp(a, "--start")) && has_value) {
-            int64_t v;
-            if (parse_i64(argv[++i], &v) != 0) {
-                fprintf(stderr, "sapo tasks gen: %s '%s' is not an integer\n", a, argv[i]);
-                return 2;
-            }
-            if (!strcmp(a, "--seed")) seed = v;
-            else if (!strcmp(a, "--count")) count = v;
-            else start = v;
-        } else if (a[0] == '-' && a[1] != '\0' && (a[1] < '0' || a[1] > '9')) {
-            fprintf(stderr, "sapo tasks gen: unknown option '%s' or missing value (see --help)\n", a);
-            return 2;
-        } else if (!task) task = a;
-        else {
-            fprintf(stderr, "sapo tasks gen: unexpected argument '%s' (one TASK only)\n", a);
-            return 2;
-        }
-    }
+    if (parsed < 0) return 2;
     char err[ERRLEN];
     if (!task) {
         known_tasks(err, sizeof err);
         fprintf(stderr, "sapo tasks gen: missing TASK (one of: %s)\n", err);
-        return 2;
-    }
-    if (count < 0 || start < 0) {
-        fprintf(stderr, "sapo tasks gen: --count and --start must be >= 0\n");
         return 2;
     }
     /* reasoning_gym seeds item i with seed + i; keep that sum inside int64. */
@@ -198,7 +182,7 @@ static int tasks_gen(int argc, char** argv) {
         return 2;
     }
     int rc = 0;
-    for (int64_t i = start; i < start + count; i++) {
+    for (long long i = start; i < start + count; i++) {
         cJSON* entry = task_generate_entry(spec, cfg, seed, i, err, sizeof err);
         if (!entry) {
             fprintf(stderr, "sapo tasks gen: %s\n", err);
@@ -313,8 +297,26 @@ static LineStatus score_read_line(FILE* in, char** buf, size_t* cap, size_t max,
     return too_long ? LINE_TOO_LONG : LINE_OK;
 }
 
+static const CliOption SCORE_OPTIONS[] = {
+    {"max-line-bytes", "N", "a longer line (without its newline) is an error, read past\n"
+                            "and not parsed (default 1048576, at most 1073741824)"},
+    {NULL, NULL, NULL},
+};
+
 static int tasks_score(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs args;
+    int parsed = cli_parse("tasks score", SCORE_OPTIONS, argc, argv, &args);
+    if (parsed == 0 && args.n_pos > 1) {
+        fprintf(stderr, "sapo tasks score: one input FILE only (got '%s' and '%s')\n", args.pos[0], args.pos[1]);
+        parsed = -1;
+    }
+    const char* path = args.n_pos ? args.pos[0] : NULL;
+    long long max_line_arg = (long long)SCORE_DEFAULT_MAX_LINE;
+    if (parsed == 0 && args.opt[0] &&
+        cli_parse_int("tasks score", "--max-line-bytes", args.opt[0], 1, (long long)SCORE_MAX_MAX_LINE, &max_line_arg))
+        parsed = -1;
+    cli_args_free(&args);
+    if (parsed > 0) {
         printf("usage: sapo tasks score [--max-line-bytes N] [FILE|-]\n"
                "Reads JSON lines (FILE, or stdin when absent or -), each\n"
                "  {\"task\": NAME, \"entry\": {\"question\", \"answer\", \"metadata\"}, \"completion\": TEXT}\n"
@@ -327,35 +329,12 @@ static int tasks_score(int argc, char** argv) {
                "surrogate escape other than \\udc80-\\udcff is an error (docs/TASKS.md has the rules).\n"
                "Writes one JSON line per non-blank input line: {\"line\": N, \"score\": X} (X printed with\n"
                "17 significant digits) or {\"line\": N, \"error\": WHY}. Every good line is scored; the exit\n"
-               "status is 1 when any line had an error (each also reported on stderr), else 0.\n"
-               "  --max-line-bytes N  a longer line (without its newline) is an error, read past\n"
-               "                      and not parsed (default 1048576, at most 1073741824)\n");
+               "status is 1 when any line had an error (each also reported on stderr), else 0.\n");
+        cli_print_options(stdout, SCORE_OPTIONS);
         return 0;
     }
-    const char* path = NULL;
-    size_t max_line = SCORE_DEFAULT_MAX_LINE;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--max-line-bytes")) {
-            int64_t v;
-            if (i + 1 >= argc || parse_i64(argv[i + 1], &v) != 0 || v < 1 || (uint64_t)v > SCORE_MAX_MAX_LINE) {
-                fprintf(stderr, "sapo tasks score: --max-line-bytes needs an integer from 1 to %zu, got '%s'\n",
-                        SCORE_MAX_MAX_LINE, i + 1 < argc ? argv[i + 1] : "(nothing)");
-                return 2;
-            }
-            max_line = (size_t)v;
-            i++;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "sapo tasks score: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
-        }
-        if (path) {
-            fprintf(stderr, "sapo tasks score: one input FILE only (got '%s' and '%s')\n", path, argv[i]);
-            return 2;
-        }
-        path = argv[i];
-    }
+    if (parsed < 0) return 2;
+    size_t max_line = (size_t)max_line_arg;
     FILE* in = stdin;
     const char* label = "<stdin>";
     if (path && strcmp(path, "-") != 0) {
@@ -466,8 +445,27 @@ static char* policy_answer(const Policy* p, const cJSON* entry) {
     return NULL;
 }
 
+static const CliOption BASELINE_OPTIONS[] = {
+    {"preset", "P", "paper (default), small or tiny"},
+    {"count", "N", "entries per task, 1 to 1000000 (default 200)"},
+    {"seed", "S", "dataset seed, >= 0 (default 0)"},
+    {NULL, NULL, NULL},
+};
+enum { BASE_PRESET, BASE_COUNT, BASE_SEED };
+
 static int tasks_baseline(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs args;
+    int parsed = cli_parse("tasks baseline", BASELINE_OPTIONS, argc, argv, &args);
+    if (parsed == 0 && args.n_pos) parsed = cli_unexpected("tasks baseline", args.pos[0], "see --help");
+    const char* preset = args.opt[BASE_PRESET] ? args.opt[BASE_PRESET] : "paper";
+    long long count = 200, seed = 0;
+    if (parsed == 0 && ((args.opt[BASE_COUNT] && cli_parse_int("tasks baseline", "--count", args.opt[BASE_COUNT], 1,
+                                                                 1000000, &count)) ||
+                        (args.opt[BASE_SEED] && cli_parse_int("tasks baseline", "--seed", args.opt[BASE_SEED], 0,
+                                                                INT64_MAX, &seed))))
+        parsed = -1;
+    cli_args_free(&args);
+    if (parsed > 0) {
         printf("usage: sapo tasks baseline [--preset P] [--count N] [--seed S]\n"
                "Mean verifier score of trivial policies on N entries per task (seed S, preset P; defaults\n"
                "paper, 200, 0), as a markdown table. Each policy's text is the extracted answer, i.e. the\n"
@@ -476,26 +474,10 @@ static int tasks_baseline(int argc, char** argv) {
                "whitespace-separated token, \"oracle\" with the stored answer, or metadata.example_answer\n"
                "where the package stores None (a sanity check; below 1 only where the package's own\n"
                "oracle scores below 1, e.g. base_conversion's empty answer for the value 0).\n");
+        cli_print_options(stdout, BASELINE_OPTIONS);
         return 0;
     }
-    const char* preset = "paper";
-    int64_t count = 200, seed = 0;
-    for (int i = 1; i < argc; i++) {
-        const char* a = argv[i];
-        if (!strcmp(a, "--preset") && i + 1 < argc) preset = argv[++i];
-        else if ((!strcmp(a, "--count") || !strcmp(a, "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (parse_i64(argv[++i], &v) != 0) {
-                fprintf(stderr, "sapo tasks baseline: %s '%s' is not an integer\n", a, argv[i]);
-                return 2;
-            }
-            if (!strcmp(a, "--count")) count = v;
-            else seed = v;
-        } else {
-            fprintf(stderr, "sapo tasks baseline: unknown argument '%s' or missing value (see --help)\n", a);
-            return 2;
-        }
-    }
+    if (parsed < 0) return 2;
     if (!task_preset_known(preset)) {
         fprintf(stderr, "sapo tasks baseline: unknown preset '%s' (expected paper, small or tiny)\n", preset);
         return 2;

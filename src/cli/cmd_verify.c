@@ -7,6 +7,7 @@
  * gen.max_new_tokens, model.deterministic). Each completion is scored by the training forward
  * over [prompt | completion] (model/recompute.h). In the deterministic mode an honest claim
  * matches on any machine; with the default numerics the last bits may differ. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,18 +24,24 @@
 #include "swarm/message.h"
 #include "swarm/taskset.h"
 
+static const CliOption OPTIONS[] = {
+    {"ckpt", "MODEL", "the checkpoint the sender sampled with (a run's ckpt/node_K.rR.model\nfor the message of round R)"},
+    {"rollout", "MESSAGE", "an encoded swarm message (version 2, with behaviour log-probs), e.g.\n"
+                           "RUN_DIR/messages/node_K.rR.msg written with run.dump_messages = DIR"},
+    {"node", "K", "whose [node.K] settings apply (default: the message's sender)"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_CKPT, OPT_ROLLOUT, OPT_NODE };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo verify --ckpt MODEL --rollout MESSAGE [CONFIG.ini] [section.key=value ...] [--node K]\n"
             "Recomputes the per-token log-probs of every completion in a shared rollout and compares\n"
-            "them with the log-probs its sender claimed, bit for bit.\n"
-            "  --ckpt MODEL       the checkpoint the sender sampled with (a run's ckpt/node_K.rR.model\n"
-            "                     for the message of round R)\n"
-            "  --rollout MESSAGE  an encoded swarm message (version 2, with behaviour log-probs), e.g.\n"
-            "                     RUN_DIR/messages/node_K.rR.msg written with run.dump_messages = DIR\n"
+            "them with the log-probs its sender claimed, bit for bit.\n");
+    cli_print_options(out, OPTIONS);
+    fprintf(out,
             "  CONFIG.ini, overrides  the sender's configuration (a run's config.ini): model shape,\n"
             "                     model.deterministic, gen.temperature, gen.top_p, gen.max_new_tokens\n"
-            "  --node K           whose [node.K] settings apply (default: the message's sender)\n"
             "The prompt is question_prompt(question), kept to its last n_ctx - max_new_tokens bytes as\n"
             "generation keeps it; the log-probs are the sampler's: softmax(logits / temperature), with\n"
             "top-p the nucleus renormalisation. Completions that carry no log-probs are skipped.\n"
@@ -68,19 +75,20 @@ static unsigned bits_of(float x) {
 }
 
 int cmd_verify(int argc, char** argv) {
-    if (cli_wants_help(argc, argv)) {
+    CliArgs a;
+    int parsed = cli_parse("verify", OPTIONS, argc, argv, &a);
+    const char* ckpt = a.opt[OPT_CKPT];
+    const char* rollout = a.opt[OPT_ROLLOUT];
+    const char* node_arg = a.opt[OPT_NODE];
+    long long node_given = -1;
+    if (parsed == 0 && node_arg && cli_parse_int("verify", "--node", node_arg, 0, INT_MAX, &node_given)) parsed = -1;
+    struct Config* cfg = parsed == 0 && ckpt && rollout ? cli_args_config("verify", &a) : NULL;
+    cli_args_free(&a);
+    if (parsed > 0) {
         usage(stdout);
         return 0;
     }
-    const char* ckpt = cli_flag_value(argc, argv, "--ckpt");
-    const char* rollout = cli_flag_value(argc, argv, "--rollout");
-    const char* node_arg = cli_flag_value(argc, argv, "--node");
-    if (!ckpt || !rollout) {
-        usage(stderr);
-        return 2;
-    }
-    static const char* const flags[] = {"--ckpt", "--rollout", "--node", NULL};
-    struct Config* cfg = cli_load_config("verify", argc, argv, 1, flags);
+    if (parsed == 0 && (!ckpt || !rollout)) usage(stderr);
     if (!cfg) return 2;
     size_t len = 0;
     uint8_t* buf = read_file(rollout, &len);
@@ -98,7 +106,7 @@ int cmd_verify(int argc, char** argv) {
         return 2;
     }
     free(buf);
-    int node = node_arg ? atoi(node_arg) : msg.sender;
+    int node = node_given >= 0 ? (int)node_given : msg.sender;
     GPTConfig g = gpt_config_from(cfg, node);
     GenConfig gen = gen_config_from(cfg, node);
     ModelCapacity cap = model_capacity_dense(&g, 1);

@@ -15,6 +15,7 @@
 #include "model/checkpoint.h"
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
+#include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
 #include "swarm/node_gpu.h"
@@ -386,11 +387,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
  * into rec. */
 static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    char** texts = mallocCheck(sizeof(char*) * n->eval.n);
-    generate_texts(n, n->eval.prompts, n->eval.n, 1, &rng, texts, NULL);
-    rec->m[RM_EVAL_PASS1] = evalset_score(&n->eval, texts, rec->eval_by_task);
-    for (int i = 0; i < n->eval.n; i++) free(texts[i]);
-    free(texts);
+    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->gen, &n->eval, &rng, rec->eval_by_task, NULL);
 }
 
 void node_round(SwarmNode* n, int round, RoundRecord* rec) {

@@ -140,7 +140,25 @@ def test_summary_learning_window(tmp_path, warmup):
     import json
     out = run_swarm(tmp_path, "window", ["swarm.rounds=10"], warmup)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["window_rounds"] == 2
+    assert sorted(summary) == ["cum_reward_own", "cum_reward_train", "nodes", "per_node", "rounds", "seconds",
+                               "window_rounds"], summary
+    assert summary["window_rounds"] == 2 and summary["nodes"] == NP and summary["rounds"] == 10
+    total_own = total_train = 0.0
+    for node in range(NP):
+        entry = summary["per_node"][node]
+        assert sorted(entry) == ["cum_reward_own", "cum_reward_train", "eval_last", "external_per_round", "node",
+                                 "own_first_window", "own_last_window", "rejected"], entry
+        assert entry["node"] == node
+        own, train = column(out, node, "reward_own"), column(out, node, "reward_train")
+        assert abs(entry["cum_reward_own"] - own.sum()) < 1e-9, (node, entry, own)
+        assert abs(entry["cum_reward_train"] - train.sum()) < 1e-9, (node, entry, train)
+        assert abs(entry["external_per_round"] - column(out, node, "external_used").mean()) < 1e-12, entry
+        evals = column(out, node, "eval_pass1")
+        evals = evals[~np.isnan(evals)]
+        assert (entry["eval_last"] is None) if not len(evals) else abs(entry["eval_last"] - evals[-1]) < 1e-15, entry
+        total_own += entry["cum_reward_own"]
+        total_train += entry["cum_reward_train"]
+    assert abs(summary["cum_reward_own"] - total_own) < 1e-9 and abs(summary["cum_reward_train"] - total_train) < 1e-9
     for node in range(NP):
         own = column(out, node, "reward_own")
         entry = summary["per_node"][node]

@@ -3,11 +3,8 @@
 # tasks.max_unanswerable of its items, stops with one line, exit 2, and writes no checkpoint.
 # [node.K] settings are checked too (the checkpoint serves every node).
 set -u
-SAPO=${SAPO_BIN:-build/sapo}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# shellcheck source=tests/unit/cli_expect.sh
+. "$(dirname "$0")/cli_expect.sh"
 
 TINY=(model.n_layer=1 model.d_model=16 model.n_head=2 model.n_ctx=128 tasks.preset=tiny
       tasks.names=basic_arithmetic,binary_matrix,propositional_logic pretrain.steps=1 pretrain.batch=2)

@@ -6,25 +6,9 @@
 # scored, and the exit status must be non-zero at the end. Skips (77) the scoring part when
 # no task is ported in this build.
 set -u
-SAPO=${SAPO_BIN:-build/sapo}
 PY=${SAPO_PYTHON:-python3}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect RC PATTERN CMD...: CMD exits with RC and its stderr+stdout match PATTERN (grep -E).
-expect() {
-  local rc=$1 pat=$2
-  shift 2
-  local out got
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then fail "'$*' exited $got, expected $rc; output: $out"; return; fi
-  if ! grep -Eq -- "$pat" <<<"$out"; then fail "'$*' output lacks /$pat/: $out"; return; fi
-  echo "ok: $* -> $rc /$pat/"
-}
+# shellcheck source=tests/unit/cli_expect.sh
+. "$(dirname "$0")/cli_expect.sh"
 
 # ---- argument errors --------------------------------------------------------------------
 expect 2 "usage: sapo tasks" "$SAPO" tasks
@@ -36,9 +20,9 @@ expect 2 "missing TASK" "$SAPO" tasks gen
 expect 2 "unknown option '--bogus'" "$SAPO" tasks gen base_conversion --bogus
 expect 2 "unknown preset 'huge'" "$SAPO" tasks baseline --preset huge
 expect 2 "cannot open '$TMP/absent.jsonl'" "$SAPO" tasks score "$TMP/absent.jsonl"
-expect 2 "--seed 'abc' is not an integer" "$SAPO" tasks gen base_conversion --seed abc
-expect 2 "--count '12x' is not an integer" "$SAPO" tasks baseline --count 12x
-expect 2 "must be >= 0" "$SAPO" tasks gen base_conversion --count -1
+expect 2 "--seed 'abc': expected an integer in \\[-9223372036854775808, 9223372036854775807\\]" "$SAPO" tasks gen base_conversion --seed abc
+expect 2 "--count '12x': expected an integer in \\[1, 1000000\\]" "$SAPO" tasks baseline --count 12x
+expect 2 "--count '-1': expected an integer in \\[0, 9223372036854775807\\]" "$SAPO" tasks gen base_conversion --count -1
 expect 2 "overflows" "$SAPO" tasks gen base_conversion --seed 9223372036854775807 --count 2
 expect 0 '"presets":\["paper","small","tiny"\]' "$SAPO" tasks list --json
 
@@ -132,9 +116,9 @@ sys.exit(1 if problems else 0)
 EOF
 
 # ---- score: --max-line-bytes, U+0000 and invalid UTF-8 ------------------------------------
-expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '\(nothing\)'" "$SAPO" tasks score --max-line-bytes
+expect 2 "option '--max-line-bytes' needs a value" "$SAPO" tasks score --max-line-bytes
 for bad in 0 -3 abc 1073741825 12x; do
-  expect 2 "--max-line-bytes needs an integer from 1 to 1073741824, got '$bad'" "$SAPO" tasks score --max-line-bytes "$bad" "$TMP/in.jsonl"
+  expect 2 "--max-line-bytes '$bad': expected an integer in \\[1, 1073741824\\]" "$SAPO" tasks score --max-line-bytes "$bad" "$TMP/in.jsonl"
 done
 expect 0 "--max-line-bytes N" "$SAPO" tasks score --help
 GOOD=$(sed -n 1p "$TMP/in.jsonl")
