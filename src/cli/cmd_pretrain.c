@@ -129,6 +129,19 @@ int cmd_pretrain(int argc, char** argv) {
         out = owned = path_join(dir, "warmup.ckpt");
         free(dir);
     }
+    /* The checkpoint's folder before any training: a path that cannot be written is found
+     * now, not after the steps. */
+    const char* slash = strrchr(out, '/');
+    if (slash && slash != out) {
+        char* parent = strndup(out, (size_t)(slash - out));
+        int bad = make_dirs(parent, err, sizeof err);
+        free(parent);
+        if (bad) {
+            fprintf(stderr, "sapo pretrain: --out %s: %s\n", out, err);
+            free(owned);
+            return 1;
+        }
+    }
     openblas_set_num_threads(1);
     int steps = (int)config_int(cfg, "pretrain.steps"), B = (int)config_int(cfg, "pretrain.batch");
     GPTConfig gc = gpt_config_from(cfg, 0);

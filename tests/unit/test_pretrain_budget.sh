@@ -1,7 +1,8 @@
 # `sapo pretrain` runs the budget check before any work: it prints the per-task table and, when
 # a task's reference answers (with <answer></answer>) exceed gen.max_new_tokens for more than
 # tasks.max_unanswerable of its items, stops with one line, exit 2, and writes no checkpoint.
-# [node.K] settings are checked too (the checkpoint serves every node).
+# [node.K] settings are checked too (the checkpoint serves every node). Its --out folder is made
+# (or found unwritable) before any training step.
 set -u
 # shellcheck source=tests/unit/cli_expect.sh
 . "$(dirname "$0")/cli_expect.sh"
@@ -38,6 +39,18 @@ rc=$?
 [ "$rc" = 2 ] || fail "[node.1] at 24 new bytes: exit $rc, expected 2"
 grep -q "gen.max_new_tokens = 24 bytes; node 1, model.n_ctx 128" "$TMP/err" || fail "node 1 not named: $(cat "$TMP/err")"
 [ "$(grep -c 'budget check, preset tiny' "$TMP/out")" = 2 ] || fail "want a table per setting: $(cat "$TMP/out")"
+
+# --out: a missing folder is made; one that cannot be made is found before any training step
+OK=(model.n_layer=1 model.d_model=16 model.n_head=2 model.n_ctx=128 tasks.preset=tiny tasks.names=basic_arithmetic
+    pretrain.steps=2 pretrain.batch=2 run.eval_questions=0)
+"$SAPO" pretrain "${OK[@]}" --out "$TMP/new/dir/d.ckpt" >"$TMP/out" 2>&1 || fail "--out in a new folder: exit $?: $(cat "$TMP/out")"
+[ -s "$TMP/new/dir/d.ckpt" ] || fail "--out in a new folder: no checkpoint"
+: > "$TMP/file"
+"$SAPO" pretrain "${OK[@]}" --out "$TMP/file/sub/e.ckpt" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" = 1 ] || fail "--out under a plain file: exit $rc, expected 1"
+grep -q "sapo pretrain: --out $TMP/file/sub/e.ckpt: " "$TMP/err" || fail "--out under a plain file: $(cat "$TMP/err")"
+! grep -q "^step " "$TMP/out" || fail "--out under a plain file: it trained before failing: $(cat "$TMP/out")"
 
 [ "$fails" = 0 ] && echo "sapo pretrain budget check: ok"
 exit "$fails"
