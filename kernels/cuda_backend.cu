@@ -21,6 +21,7 @@ extern "C" {
 #include "model/gpt.h"
 }
 #include "model/adamw_scalars.h"
+#include "model/block_loop.h"
 
 /* ---- which GPU ---------------------------------------------------------------------------- */
 static int g_local_rank = -1;
@@ -86,13 +87,10 @@ typedef struct {
     int *tok_start, *tok_rows;            /* (V + 1), (N): rows of each token, for dwte */
     int *pos_start, *pos_rows;            /* (n_ctx + 1), (N): rows of each position, for dwpe */
     int* ints;                            /* decode: rows | prefix | prefix_len | tokens | pos */
-    /* forward activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
-     * packed by the batch's own N, as on the CPU */
-    float *encoded, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *residual2, *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu, *fch_tanh, *residual3, *lnf, *lnf_mean, *lnf_rstd, *logits, *probs;
-    float *logprobs, *dlogprobs;
-    /* backward scratch; datt has one layer's attention weights (cap.max_att) */
-    float *dresidual, *dC, *dC2, *d3C, *d4C, *d4C2, *datt, *dlogits;
+    /* the blocks' activations and backward scratch, as on the CPU (block_loop.h); a.datt has
+     * one layer's attention weights (cap.max_att) */
+    BlockActs a;
+    float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *logprobs, *dlogprobs, *dlogits;
     /* KV caches: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C); the
      * decode scratch (max_rows, ...) */
     float *kprefix, *vprefix, *krow, *vrow;
@@ -184,21 +182,21 @@ static void cuda_setup(Model* m) {
     CARVE(&cv, s->mom2, P);
     CARVE(&cv, s->lay, s->lay_bytes);
     CARVE(&cv, s->ints, 5 * R);
-    CARVE(&cv, s->encoded, N * C);
-    CARVE(&cv, s->ln1, L * N * C);
-    CARVE(&cv, s->ln1_mean, L * N);
-    CARVE(&cv, s->ln1_rstd, L * N);
-    CARVE(&cv, s->qkv, L * N * 3 * C);
-    CARVE(&cv, s->atty, L * N * C);
-    CARVE(&cv, s->att, L * A);
-    CARVE(&cv, s->residual2, L * N * C);
-    CARVE(&cv, s->ln2, L * N * C);
-    CARVE(&cv, s->ln2_mean, L * N);
-    CARVE(&cv, s->ln2_rstd, L * N);
-    CARVE(&cv, s->fch, L * N * 4 * C);
-    CARVE(&cv, s->fch_gelu, L * N * 4 * C);
-    CARVE(&cv, s->fch_tanh, L * N * 4 * C);
-    CARVE(&cv, s->residual3, L * N * C);
+    CARVE(&cv, s->a.encoded, N * C);
+    CARVE(&cv, s->a.ln1, L * N * C);
+    CARVE(&cv, s->a.ln1_mean, L * N);
+    CARVE(&cv, s->a.ln1_rstd, L * N);
+    CARVE(&cv, s->a.qkv, L * N * 3 * C);
+    CARVE(&cv, s->a.atty, L * N * C);
+    CARVE(&cv, s->a.att, L * A);
+    CARVE(&cv, s->a.residual2, L * N * C);
+    CARVE(&cv, s->a.ln2, L * N * C);
+    CARVE(&cv, s->a.ln2_mean, L * N);
+    CARVE(&cv, s->a.ln2_rstd, L * N);
+    CARVE(&cv, s->a.fch, L * N * 4 * C);
+    CARVE(&cv, s->a.fch_gelu, L * N * 4 * C);
+    CARVE(&cv, s->a.fch_tanh, L * N * 4 * C);
+    CARVE(&cv, s->a.residual3, L * N * C);
     CARVE(&cv, s->lnf, N * C);
     CARVE(&cv, s->lnf_mean, N);
     CARVE(&cv, s->lnf_rstd, N);
@@ -206,13 +204,13 @@ static void cuda_setup(Model* m) {
     CARVE(&cv, s->probs, N * V);
     CARVE(&cv, s->logprobs, N);
     CARVE(&cv, s->dlogprobs, N);
-    CARVE(&cv, s->dresidual, N * C);
-    CARVE(&cv, s->dC, N * C);
-    CARVE(&cv, s->dC2, N * C);
-    CARVE(&cv, s->d3C, N * 3 * C);
-    CARVE(&cv, s->d4C, N * 4 * C);
-    CARVE(&cv, s->d4C2, N * 4 * C);
-    CARVE(&cv, s->datt, A);
+    CARVE(&cv, s->a.dresidual, N * C);
+    CARVE(&cv, s->a.dC, N * C);
+    CARVE(&cv, s->a.dC2, N * C);
+    CARVE(&cv, s->a.d3C, N * 3 * C);
+    CARVE(&cv, s->a.d4C, N * 4 * C);
+    CARVE(&cv, s->a.d4C2, N * 4 * C);
+    CARVE(&cv, s->a.datt, A);
     CARVE(&cv, s->dlogits, N * V);
     CARVE(&cv, s->kprefix, prefix_cache);
     CARVE(&cv, s->vprefix, prefix_cache);
@@ -404,40 +402,41 @@ static void send_layout(Model* m, const PackedBatch* pb) {
     s->N = N;
 }
 
+static void zero(CudaState* s, float* p, size_t n) { cudaCheck(cudaMemsetAsync(p, 0, n * sizeof(float), s->ctx.stream)); }
+
+/* The blocks' layers (block_loop.h) on the device; ctx is the CudaState. OnState<cuda_X>::call
+ * is cuda_X with the state for its const CudaCtx*: the compiler checks that BlockOps' entry and
+ * the launcher take the same arguments. */
+template <auto F>
+struct OnState;
+template <class... A, void (*F)(const CudaCtx*, A...)>
+struct OnState<F> {
+    static void call(void* ctx, A... a) { F(&((CudaState*)ctx)->ctx, a...); }
+};
+static void op_attention_forward(void* ctx, float* out, float* att, const float* qkv, int N, int C, int NH) {
+    const CudaState* s = (const CudaState*)ctx;
+    cuda_attention_forward(&s->ctx, out, att, qkv, s->segs, s->seg_of, N, C, NH);
+}
+static void op_attention_backward(void* ctx, float* dqkv, float* datt, const float* dout, const float* qkv,
+                                  const float* att, int N, int C, int NH) {
+    const CudaState* s = (const CudaState*)ctx;
+    cuda_attention_backward(&s->ctx, dqkv, datt, dout, qkv, att, s->segs, s->children, s->seg_of, N, C, NH);
+}
+static void op_zero(void* ctx, float* p, size_t n) { zero((CudaState*)ctx, p, n); }
+
+/* In the order of BlockOps' fields. */
+static const BlockOps CUDA_BLOCK_OPS = {
+    OnState<cuda_encoder_forward>::call,  OnState<cuda_layernorm_forward>::call, OnState<cuda_layernorm_backward>::call,
+    OnState<cuda_matmul_forward>::call,   OnState<cuda_matmul_backward>::call,   op_attention_forward,
+    op_attention_backward,                OnState<cuda_gelu_forward>::call,      OnState<cuda_gelu_backward>::call,
+    OnState<cuda_residual_forward>::call, op_zero,
+};
+
 /* Embedding and every transformer block for the layout already on the device; leaves the
  * final residual stream in residual3 of the last layer. */
 static void forward_blocks(Model* m) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
-    const GPTConfig* c = &m->cfg;
-    const GPTParams* p = &s->p;
-    int C = c->d_model, NH = c->n_head, N = s->N;
-    size_t NC = (size_t)N * C;
-    cuda_encoder_forward(x, s->encoded, s->inputs, s->pos, p->wte, p->wpe, N, C);
-    for (int l = 0; l < c->n_layer; l++) {
-        const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
-        float* ln1 = s->ln1 + l * NC;
-        float* qkv = s->qkv + l * NC * 3;
-        float* atty = s->atty + l * NC;
-        float* att = s->att + (size_t)l * s->att_used;
-        float* res2 = s->residual2 + l * NC;
-        float* ln2 = s->ln2 + l * NC;
-        float* fch = s->fch + l * NC * 4;
-        float* fchg = s->fch_gelu + l * NC * 4;
-        float* res3 = s->residual3 + l * NC;
-        cuda_layernorm_forward(x, ln1, s->ln1_mean + l * N, s->ln1_rstd + l * N, residual, p->ln1w + l * C,
-                               p->ln1b + l * C, N, C);
-        cuda_matmul_forward(x, qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
-        cuda_attention_forward(x, atty, att, qkv, s->segs, s->seg_of, N, C, NH);
-        cuda_matmul_forward(x, res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
-        cuda_residual_forward(x, res2, res2, residual, NC);
-        cuda_layernorm_forward(x, ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C,
-                               p->ln2b + l * C, N, C);
-        cuda_matmul_forward(x, fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C);
-        cuda_gelu_forward(x, fchg, s->fch_tanh + l * NC * 4, fch, NC * 4);
-        cuda_matmul_forward(x, res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C);
-        cuda_residual_forward(x, res3, res3, res2, NC);
-    }
+    block_forward(&CUDA_BLOCK_OPS, s, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
 }
 
 static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
@@ -448,7 +447,7 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     send_layout(m, pb);
     forward_blocks(m);
     int N = s->N;
-    const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
+    const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
     cuda_layernorm_forward(x, s->lnf, s->lnf_mean, s->lnf_rstd, last, s->p.lnfw, s->p.lnfb, N, C);
     cuda_matmul_forward(x, s->logits, s->lnf, s->p.wte, NULL, N, C, V);
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
@@ -457,53 +456,26 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     stream_sync(s);
 }
 
-static void zero(CudaState* s, float* p, size_t n) { cudaCheck(cudaMemsetAsync(p, 0, n * sizeof(float), s->ctx.stream)); }
-
 static void cuda_backward(Model* m, const float* dlogprobs) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->ctx;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
     const GPTParams* g = &s->g;
-    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer;
+    int N = s->N, C = c->d_model, V = c->vocab, L = c->n_layer;
     size_t NC = (size_t)N * C;
 
     to_device(s, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
     cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
-    zero(s, s->dC, NC);
-    cuda_matmul_backward(x, s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
-    zero(s, s->dresidual, NC);
-    cuda_layernorm_backward(x, s->dresidual, g->lnfw, g->lnfb, s->dC, s->residual3 + (L - 1) * NC, p->lnfw, s->lnf_mean,
-                            s->lnf_rstd, N, C);
+    zero(s, s->a.dC, NC);
+    cuda_matmul_backward(x, s->a.dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
+    zero(s, s->a.dresidual, NC);
+    cuda_layernorm_backward(x, s->a.dresidual, g->lnfw, g->lnfb, s->a.dC, s->a.residual3 + (L - 1) * NC, p->lnfw,
+                            s->lnf_mean, s->lnf_rstd, N, C);
 
-    for (int l = L - 1; l >= 0; l--) {
-        const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
-        /* dresidual holds d(residual3); the skip path carries it to residual2 unchanged. */
-        zero(s, s->d4C, NC * 4);
-        cuda_matmul_backward(x, s->d4C, g->fcprojw + (size_t)l * 4 * C * C, g->fcprojb + l * C, s->dresidual,
-                             s->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C);
-        zero(s, s->d4C2, NC * 4);
-        cuda_gelu_backward(x, s->d4C2, s->fch + l * NC * 4, s->fch_tanh + l * NC * 4, s->d4C, NC * 4);
-        zero(s, s->dC, NC);
-        cuda_matmul_backward(x, s->dC, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->d4C2, s->ln2 + l * NC,
-                             p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C);
-        cuda_layernorm_backward(x, s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dC, s->residual2 + l * NC,
-                                p->ln2w + l * C, s->ln2_mean + l * N, s->ln2_rstd + l * N, N, C);
-        /* dresidual now holds d(residual2) */
-        zero(s, s->dC2, NC);
-        cuda_matmul_backward(x, s->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual,
-                             s->atty + l * NC, p->attprojw + (size_t)l * C * C, N, C, C);
-        zero(s, s->d3C, NC * 3);
-        cuda_attention_backward(x, s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used,
-                                s->segs, s->children, s->seg_of, N, C, NH);
-        zero(s, s->dC, NC);
-        cuda_matmul_backward(x, s->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->d3C, s->ln1 + l * NC,
-                             p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C);
-        cuda_layernorm_backward(x, s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dC, residual, p->ln1w + l * C,
-                                s->ln1_mean + l * N, s->ln1_rstd + l * N, N, C);
-    }
-    cuda_encoder_backward(x, g->wte, s->dresidual, s->tok_start, s->tok_rows, V, C);
-    cuda_encoder_backward(x, g->wpe, s->dresidual, s->pos_start, s->pos_rows, c->n_ctx, C);
+    block_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, c, N, s->att_used);
+    cuda_encoder_backward(x, g->wte, s->a.dresidual, s->tok_start, s->tok_rows, V, C);
+    cuda_encoder_backward(x, g->wpe, s->a.dresidual, s->pos_start, s->pos_rows, c->n_ctx, C);
     /* no sync: the next forward, grad_norm or download waits on the stream */
 }
 
@@ -553,7 +525,7 @@ static void cuda_prefill(Model* m, const PackedBatch* pb) {
     size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
     size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
     for (int l = 0; l < c->n_layer; l++)
-        cuda_kv_store_prefill(x, s->kprefix + l * layer_stride, s->vprefix + l * layer_stride, s->qkv + l * NC * 3,
+        cuda_kv_store_prefill(x, s->kprefix + l * layer_stride, s->vprefix + l * layer_stride, s->a.qkv + l * NC * 3,
                               s->segs, s->seg_of, s->N, C, slot_stride);
     /* no sync: decode's copies wait on the stream */
 }

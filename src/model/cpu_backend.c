@@ -8,47 +8,27 @@
 
 #include "core/check.h"
 #include "model/adamw_scalars.h"
+#include "model/block_loop.h"
 #include "model/cpu_layers.h"
 #include "model/det_attention.h"
 #include "model/gpt.h"
 
 typedef struct {
-    /* forward activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
-     * packed by the batch's own N, so a small batch touches only the front of each */
+    /* the last forward's layout and its activations for up to cap.max_tokens tokens */
     int* inputs;       /* (N) */
     int* targets;      /* (N) */
     int* pos;          /* (N) positions */
     Segment* segs;     /* the last forward's segments */
     int n_segs, seg_cap;
-    float* encoded;    /* (N, C) */
-    float* ln1;        /* (L, N, C) */
-    float* ln1_mean;   /* (L, N) */
-    float* ln1_rstd;   /* (L, N) */
-    float* qkv;        /* (L, N, 3C) */
-    float* atty;       /* (L, N, C) */
-    float* att;        /* (L, att): per segment and head, (len, prefix len + len) */
-    float* residual2;  /* (L, N, C) */
-    float* ln2;        /* (L, N, C) */
-    float* ln2_mean;   /* (L, N) */
-    float* ln2_rstd;   /* (L, N) */
-    float* fch;        /* (L, N, 4C) */
-    float* fch_gelu;   /* (L, N, 4C) */
-    float* fch_tanh;   /* (L, N, 4C) the GELU's tanh, for its backward */
-    float* residual3;  /* (L, N, C) */
+    BlockActs a;       /* the blocks' activations and backward scratch (block_loop.h); a.datt:
+                          (n_ctx, n_ctx), one segment and head; deterministic: one layer's
+                          (cap.max_att), every score gradient kept for the key pass */
     float* lnf;        /* (N, C) */
     float* lnf_mean;   /* (N) */
     float* lnf_rstd;   /* (N) */
     float* logits;     /* (N, V) */
     float* probs;      /* (N, V) */
     /* backward scratch */
-    float* dresidual;  /* (N, C) */
-    float* dC;         /* (N, C) */
-    float* dC2;        /* (N, C) */
-    float* d3C;        /* (N, 3C) */
-    float* d4C;        /* (N, 4C) */
-    float* d4C2;       /* (N, 4C) */
-    float* datt;       /* (n_ctx, n_ctx): one segment and head; deterministic: one layer's
-                          (cap.max_att), every score gradient kept for the key pass */
     long* seg_att;     /* deterministic: each segment's offset in att (seg_cap) */
     float* dlogits;    /* (N, V) */
     /* KV cache for generation: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C) */
@@ -82,34 +62,34 @@ static void cpu_setup(Model* m) {
     s->pos = mallocCheck(N * sizeof(int));
     s->seg_cap = 64;
     s->segs = mallocCheck((size_t)s->seg_cap * sizeof(Segment));
-    s->encoded = mallocCheck(N * C * sizeof(float));
-    s->ln1 = mallocCheck(L * N * C * sizeof(float));
-    s->ln1_mean = mallocCheck(L * N * sizeof(float));
-    s->ln1_rstd = mallocCheck(L * N * sizeof(float));
-    s->qkv = mallocCheck(L * N * 3 * C * sizeof(float));
-    s->atty = mallocCheck(L * N * C * sizeof(float));
-    s->att = mallocCheck(L * (size_t)cap->max_att * sizeof(float));
-    s->residual2 = mallocCheck(L * N * C * sizeof(float));
-    s->ln2 = mallocCheck(L * N * C * sizeof(float));
-    s->ln2_mean = mallocCheck(L * N * sizeof(float));
-    s->ln2_rstd = mallocCheck(L * N * sizeof(float));
-    s->fch = mallocCheck(L * N * 4 * C * sizeof(float));
-    s->fch_gelu = mallocCheck(L * N * 4 * C * sizeof(float));
-    s->fch_tanh = mallocCheck(L * N * 4 * C * sizeof(float));
-    s->residual3 = mallocCheck(L * N * C * sizeof(float));
+    s->a.encoded = mallocCheck(N * C * sizeof(float));
+    s->a.ln1 = mallocCheck(L * N * C * sizeof(float));
+    s->a.ln1_mean = mallocCheck(L * N * sizeof(float));
+    s->a.ln1_rstd = mallocCheck(L * N * sizeof(float));
+    s->a.qkv = mallocCheck(L * N * 3 * C * sizeof(float));
+    s->a.atty = mallocCheck(L * N * C * sizeof(float));
+    s->a.att = mallocCheck(L * (size_t)cap->max_att * sizeof(float));
+    s->a.residual2 = mallocCheck(L * N * C * sizeof(float));
+    s->a.ln2 = mallocCheck(L * N * C * sizeof(float));
+    s->a.ln2_mean = mallocCheck(L * N * sizeof(float));
+    s->a.ln2_rstd = mallocCheck(L * N * sizeof(float));
+    s->a.fch = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->a.fch_gelu = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->a.fch_tanh = mallocCheck(L * N * 4 * C * sizeof(float));
+    s->a.residual3 = mallocCheck(L * N * C * sizeof(float));
     s->lnf = mallocCheck(N * C * sizeof(float));
     s->lnf_mean = mallocCheck(N * sizeof(float));
     s->lnf_rstd = mallocCheck(N * sizeof(float));
     s->logits = mallocCheck(N * V * sizeof(float));
     s->probs = mallocCheck(N * V * sizeof(float));
-    s->dresidual = mallocCheck(N * C * sizeof(float));
-    s->dC = mallocCheck(N * C * sizeof(float));
-    s->dC2 = mallocCheck(N * C * sizeof(float));
-    s->d3C = mallocCheck(N * 3 * C * sizeof(float));
-    s->d4C = mallocCheck(N * 4 * C * sizeof(float));
-    s->d4C2 = mallocCheck(N * 4 * C * sizeof(float));
+    s->a.dresidual = mallocCheck(N * C * sizeof(float));
+    s->a.dC = mallocCheck(N * C * sizeof(float));
+    s->a.dC2 = mallocCheck(N * C * sizeof(float));
+    s->a.d3C = mallocCheck(N * 3 * C * sizeof(float));
+    s->a.d4C = mallocCheck(N * 4 * C * sizeof(float));
+    s->a.d4C2 = mallocCheck(N * 4 * C * sizeof(float));
     size_t datt = c->deterministic && (size_t)cap->max_att > T * T ? (size_t)cap->max_att : T * T;
-    s->datt = mallocCheck(datt * sizeof(float));
+    s->a.datt = mallocCheck(datt * sizeof(float));
     s->seg_att = mallocCheck((size_t)s->seg_cap * sizeof(long));
     s->dlogits = mallocCheck(N * V * sizeof(float));
     s->kprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
@@ -133,11 +113,12 @@ static void cpu_setup(Model* m) {
 static void cpu_teardown(Model* m) {
     CpuState* s = m->state;
     if (!s) return;
-    void* bufs[] = {s->inputs, s->targets, s->pos, s->segs, s->encoded, s->ln1, s->ln1_mean, s->ln1_rstd, s->qkv,
-                    s->atty, s->att, s->residual2, s->ln2, s->ln2_mean, s->ln2_rstd, s->fch, s->fch_gelu,
-                    s->fch_tanh, s->residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs, s->dresidual,
-                    s->dC, s->dC2, s->d3C, s->d4C, s->d4C2, s->datt, s->dlogits, s->kprefix, s->vprefix, s->krow,
-                    s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean, s->rstd, s->scores, s->seg_att};
+    void* bufs[] = {s->inputs, s->targets, s->pos, s->segs, s->a.encoded, s->a.ln1, s->a.ln1_mean, s->a.ln1_rstd,
+                    s->a.qkv, s->a.atty, s->a.att, s->a.residual2, s->a.ln2, s->a.ln2_mean, s->a.ln2_rstd, s->a.fch,
+                    s->a.fch_gelu, s->a.fch_tanh, s->a.residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs,
+                    s->a.dresidual, s->a.dC, s->a.dC2, s->a.d3C, s->a.d4C, s->a.d4C2, s->a.datt, s->dlogits, s->kprefix,
+                    s->vprefix, s->krow, s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean,
+                    s->rstd, s->scores, s->seg_att};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s);
     m->state = NULL;
@@ -171,41 +152,73 @@ static void keep_layout(CpuState* s, const PackedBatch* pb) {
 
 static int det_of(const Model* m) { return m->cfg.deterministic; }
 
+/* The blocks' layers (block_loop.h) on the host; ctx is the Model. */
+static void op_encoder_forward(void* ctx, float* out, const int* inp, const int* pos, const float* wte, const float* wpe,
+                               int N, int C) {
+    encoder_forward(out, inp, pos, wte, wpe, N, C);
+}
+static void op_layernorm_forward(void* ctx, float* out, float* mean, float* rstd, const float* inp, const float* w,
+                                 const float* b, int N, int C) {
+    layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+}
+static void op_layernorm_backward(void* ctx, float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                                  const float* w, const float* mean, const float* rstd, int N, int C) {
+    layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+}
+static void op_matmul_forward(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                              int OC) {
+    matmul_forward(out, inp, w, bias, N, IC, OC, det_of(ctx));
+}
+static void op_matmul_backward(void* ctx, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
+                               const float* w, int N, int IC, int OC) {
+    matmul_backward(dinp, dw, dbias, dout, inp, w, N, IC, OC, det_of(ctx));
+}
+static void op_attention_forward(void* ctx, float* out, float* att, const float* qkv, int N, int C, int NH) {
+    const CpuState* s = ((Model*)ctx)->state;
+    if (det_of(ctx))
+        attention_forward_det(out, att, qkv, s->segs, s->n_segs, C, NH);
+    else
+        attention_forward(out, att, qkv, s->segs, s->n_segs, C, NH);
+}
+static void op_attention_backward(void* ctx, float* dqkv, float* datt, const float* dout, const float* qkv,
+                                  const float* att, int N, int C, int NH) {
+    const CpuState* s = ((Model*)ctx)->state;
+    if (det_of(ctx))
+        attention_backward_det(dqkv, datt, dout, qkv, att, s->segs, s->seg_att, s->n_segs, C, NH);
+    else
+        attention_backward(dqkv, datt, dout, qkv, att, s->segs, s->n_segs, C, NH);
+}
+static void op_gelu_forward(void* ctx, float* out, float* th, const float* inp, size_t n) {
+    gelu_forward(out, th, inp, (int)n);
+}
+static void op_gelu_backward(void* ctx, float* dinp, const float* inp, const float* th, const float* dout, size_t n) {
+    gelu_backward(dinp, inp, th, dout, (int)n);
+}
+static void op_residual_forward(void* ctx, float* out, const float* a, const float* b, size_t n) {
+    residual_forward(out, a, b, (int)n);
+}
+static void op_zero(void* ctx, float* p, size_t n) { memset(p, 0, n * sizeof(float)); }
+
+static const BlockOps CPU_BLOCK_OPS = {
+    .encoder_forward = op_encoder_forward,
+    .layernorm_forward = op_layernorm_forward,
+    .layernorm_backward = op_layernorm_backward,
+    .matmul_forward = op_matmul_forward,
+    .matmul_backward = op_matmul_backward,
+    .attention_forward = op_attention_forward,
+    .attention_backward = op_attention_backward,
+    .gelu_forward = op_gelu_forward,
+    .gelu_backward = op_gelu_backward,
+    .residual_forward = op_residual_forward,
+    .zero = op_zero,
+};
+
 /* Embedding and every transformer block for the kept layout; leaves the final residual
  * stream in residual3 of the last layer. */
 static void forward_blocks(Model* m) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
-    const GPTParams* p = &m->params;
-    int C = c->d_model, NH = c->n_head, N = s->N, det = det_of(m);
-    size_t NC = (size_t)N * C;
-    s->att_used = packed_att_size(c, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
-    encoder_forward(s->encoded, s->inputs, s->pos, p->wte, p->wpe, N, C);
-    for (int l = 0; l < c->n_layer; l++) {
-        const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
-        float* ln1 = s->ln1 + l * NC;
-        float* qkv = s->qkv + l * NC * 3;
-        float* atty = s->atty + l * NC;
-        float* att = s->att + (size_t)l * s->att_used;
-        float* res2 = s->residual2 + l * NC;
-        float* ln2 = s->ln2 + l * NC;
-        float* fch = s->fch + l * NC * 4;
-        float* fchg = s->fch_gelu + l * NC * 4;
-        float* res3 = s->residual3 + l * NC;
-        layernorm_forward(ln1, s->ln1_mean + l * N, s->ln1_rstd + l * N, residual, p->ln1w + l * C, p->ln1b + l * C, N, C);
-        matmul_forward(qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C, det);
-        if (det)
-            attention_forward_det(atty, att, qkv, s->segs, s->n_segs, C, NH);
-        else
-            attention_forward(atty, att, qkv, s->segs, s->n_segs, C, NH);
-        matmul_forward(res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C, det);
-        residual_forward(res2, res2, residual, (int)NC);
-        layernorm_forward(ln2, s->ln2_mean + l * N, s->ln2_rstd + l * N, res2, p->ln2w + l * C, p->ln2b + l * C, N, C);
-        matmul_forward(fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C, det);
-        gelu_forward(fchg, s->fch_tanh + l * NC * 4, fch, N * 4 * C);
-        matmul_forward(res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C, det);
-        residual_forward(res3, res3, res2, (int)NC);
-    }
+    s->att_used = packed_att_size(&m->cfg, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
+    block_forward(&CPU_BLOCK_OPS, m, &s->a, &m->params, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
 }
 
 static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
@@ -215,7 +228,7 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     keep_layout(s, pb);
     forward_blocks(m);
     int N = s->N;
-    const float* last = s->residual3 + (size_t)(c->n_layer - 1) * N * C;
+    const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
     layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, last, m->params.lnfw, m->params.lnfb, N, C);
     matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V, det_of(m));
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
@@ -232,43 +245,14 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     if (det) det_segment_offsets(s->seg_att, s->segs, s->n_segs, NH);
 
     logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
-    memset(s->dC, 0, NC * sizeof(float));
-    matmul_backward(s->dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V, det);
-    memset(s->dresidual, 0, NC * sizeof(float));
-    layernorm_backward(s->dresidual, g->lnfw, g->lnfb, s->dC, s->residual3 + (L - 1) * NC, p->lnfw,
+    memset(s->a.dC, 0, NC * sizeof(float));
+    matmul_backward(s->a.dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V, det);
+    memset(s->a.dresidual, 0, NC * sizeof(float));
+    layernorm_backward(s->a.dresidual, g->lnfw, g->lnfb, s->a.dC, s->a.residual3 + (L - 1) * NC, p->lnfw,
                        s->lnf_mean, s->lnf_rstd, N, C);
 
-    for (int l = L - 1; l >= 0; l--) {
-        const float* residual = l == 0 ? s->encoded : s->residual3 + (l - 1) * NC;
-        /* dresidual holds d(residual3); the skip path carries it to residual2 unchanged. */
-        memset(s->d4C, 0, NC * 4 * sizeof(float));
-        matmul_backward(s->d4C, g->fcprojw + (size_t)l * 4 * C * C, g->fcprojb + l * C, s->dresidual,
-                        s->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C, det);
-        memset(s->d4C2, 0, NC * 4 * sizeof(float));
-        gelu_backward(s->d4C2, s->fch + l * NC * 4, s->fch_tanh + l * NC * 4, s->d4C, N * 4 * C);
-        memset(s->dC, 0, NC * sizeof(float));
-        matmul_backward(s->dC, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->d4C2, s->ln2 + l * NC,
-                        p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C, det);
-        layernorm_backward(s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dC, s->residual2 + l * NC,
-                           p->ln2w + l * C, s->ln2_mean + l * N, s->ln2_rstd + l * N, N, C);
-        /* dresidual now holds d(residual2) */
-        memset(s->dC2, 0, NC * sizeof(float));
-        matmul_backward(s->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, s->atty + l * NC,
-                        p->attprojw + (size_t)l * C * C, N, C, C, det);
-        memset(s->d3C, 0, NC * 3 * sizeof(float));
-        if (det)
-            attention_backward_det(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used,
-                                   s->segs, s->seg_att, s->n_segs, C, NH);
-        else
-            attention_backward(s->d3C, s->datt, s->dC2, s->qkv + l * NC * 3, s->att + (size_t)l * s->att_used, s->segs,
-                               s->n_segs, C, NH);
-        memset(s->dC, 0, NC * sizeof(float));
-        matmul_backward(s->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->d3C, s->ln1 + l * NC,
-                        p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C, det);
-        layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dC, residual, p->ln1w + l * C,
-                           s->ln1_mean + l * N, s->ln1_rstd + l * N, N, C);
-    }
-    encoder_backward(g->wte, g->wpe, s->dresidual, s->inputs, s->pos, N, C);
+    block_backward(&CPU_BLOCK_OPS, m, &s->a, p, g, c, N, s->att_used);
+    encoder_backward(g->wte, g->wpe, s->a.dresidual, s->inputs, s->pos, N, C);
 }
 
 static void cpu_zero_grad(Model* m) { memset(m->grads_memory, 0, m->num_params * sizeof(float)); }
@@ -307,7 +291,7 @@ static void cpu_prefill(Model* m, const PackedBatch* pb) {
             const Segment* sg = &pb->segs[g];
             if (sg->prefix >= 0) sapo_die("prefill: segment %d has a prefix", g);
             for (int t = 0; t < sg->len; t++) {
-                const float* row = s->qkv + l * NC * 3 + (size_t)(sg->start + t) * 3 * C;
+                const float* row = s->a.qkv + l * NC * 3 + (size_t)(sg->start + t) * 3 * C;
                 size_t at = l * layer_stride + g * slot_stride + (size_t)t * C;
                 memcpy(s->kprefix + at, row + C, C * sizeof(float));
                 memcpy(s->vprefix + at, row + 2 * C, C * sizeof(float));

@@ -1,0 +1,140 @@
+/* The transformer blocks' forward loop and backward loop, written once for both backends
+ * (cpu_backend.c and kernels/cuda_backend.cu) over a table of layer operations, BlockOps,
+ * each taking the backend's context: the CPU's entries wrap cpu_layers.c / det_* (the
+ * deterministic choice and the segment layout come from the context), the CUDA ones the
+ * launchers of kernels/cuda_layers.cuh on the backend's stream. The activations both loops
+ * read and write are laid out in BlockActs, which each backend's state holds (host or device
+ * memory). Header-only, like adamw_scalars.h: the CUDA library links no libsapo code. */
+#ifndef SAPO_MODEL_BLOCK_LOOP_H
+#define SAPO_MODEL_BLOCK_LOOP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" { /* gpt.h has no guard of its own: kernels/cuda_backend.cu includes it so too */
+#endif
+#include "model/gpt.h"
+
+/* The blocks' activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
+ * packed by the batch's own N, so a small batch touches only the front of each. */
+typedef struct {
+    float* encoded;   /* (N, C) */
+    float* ln1;       /* (L, N, C) */
+    float* ln1_mean;  /* (L, N) */
+    float* ln1_rstd;  /* (L, N) */
+    float* qkv;       /* (L, N, 3C) */
+    float* atty;      /* (L, N, C) */
+    float* att;       /* (L, att): per segment and head, (len, prefix len + len) */
+    float* residual2; /* (L, N, C) */
+    float* ln2;       /* (L, N, C) */
+    float* ln2_mean;  /* (L, N) */
+    float* ln2_rstd;  /* (L, N) */
+    float* fch;       /* (L, N, 4C) */
+    float* fch_gelu;  /* (L, N, 4C) */
+    float* fch_tanh;  /* (L, N, 4C) the GELU's tanh, for its backward */
+    float* residual3; /* (L, N, C) */
+    /* backward scratch */
+    float* dresidual; /* (N, C) */
+    float* dC;        /* (N, C) */
+    float* dC2;       /* (N, C) */
+    float* d3C;       /* (N, 3C) */
+    float* d4C;       /* (N, 4C) */
+    float* d4C2;      /* (N, 4C) */
+    float* datt;      /* attention backward's scratch (the backend sizes it) */
+} BlockActs;
+
+/* One backend's layers; ctx is the backend's own. Attention reads the batch's segment layout
+ * from ctx. zero sets n floats to 0. */
+typedef struct {
+    void (*encoder_forward)(void* ctx, float* out, const int* inp, const int* pos, const float* wte, const float* wpe,
+                            int N, int C);
+    void (*layernorm_forward)(void* ctx, float* out, float* mean, float* rstd, const float* inp, const float* w,
+                              const float* b, int N, int C);
+    void (*layernorm_backward)(void* ctx, float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                               const float* w, const float* mean, const float* rstd, int N, int C);
+    void (*matmul_forward)(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                           int OC);
+    void (*matmul_backward)(void* ctx, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
+                            const float* w, int N, int IC, int OC);
+    void (*attention_forward)(void* ctx, float* out, float* att, const float* qkv, int N, int C, int NH);
+    void (*attention_backward)(void* ctx, float* dqkv, float* datt, const float* dout, const float* qkv,
+                               const float* att, int N, int C, int NH);
+    void (*gelu_forward)(void* ctx, float* out, float* th, const float* inp, size_t n);
+    void (*gelu_backward)(void* ctx, float* dinp, const float* inp, const float* th, const float* dout, size_t n);
+    void (*residual_forward)(void* ctx, float* out, const float* a, const float* b, size_t n);
+    void (*zero)(void* ctx, float* p, size_t n);
+} BlockOps;
+
+/* Embedding and every transformer block for N tokens (inputs, positions pos) with att_used
+ * attention weights per layer; leaves the final residual stream in residual3 of the last
+ * layer. */
+static inline void block_forward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
+                                 const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used) {
+    int C = c->d_model, NH = c->n_head;
+    size_t NC = (size_t)N * C;
+    op->encoder_forward(ctx, a->encoded, inputs, pos, p->wte, p->wpe, N, C);
+    for (int l = 0; l < c->n_layer; l++) {
+        const float* residual = l == 0 ? a->encoded : a->residual3 + (l - 1) * NC;
+        float* ln1 = a->ln1 + l * NC;
+        float* qkv = a->qkv + l * NC * 3;
+        float* atty = a->atty + l * NC;
+        float* att = a->att + (size_t)l * att_used;
+        float* res2 = a->residual2 + l * NC;
+        float* ln2 = a->ln2 + l * NC;
+        float* fch = a->fch + l * NC * 4;
+        float* fchg = a->fch_gelu + l * NC * 4;
+        float* res3 = a->residual3 + l * NC;
+        op->layernorm_forward(ctx, ln1, a->ln1_mean + l * N, a->ln1_rstd + l * N, residual, p->ln1w + l * C,
+                              p->ln1b + l * C, N, C);
+        op->matmul_forward(ctx, qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
+        op->attention_forward(ctx, atty, att, qkv, N, C, NH);
+        op->matmul_forward(ctx, res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
+        op->residual_forward(ctx, res2, res2, residual, NC);
+        op->layernorm_forward(ctx, ln2, a->ln2_mean + l * N, a->ln2_rstd + l * N, res2, p->ln2w + l * C,
+                              p->ln2b + l * C, N, C);
+        op->matmul_forward(ctx, fch, ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, N, C, 4 * C);
+        op->gelu_forward(ctx, fchg, a->fch_tanh + l * NC * 4, fch, NC * 4);
+        op->matmul_forward(ctx, res3, fchg, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, N, 4 * C, C);
+        op->residual_forward(ctx, res3, res3, res2, NC);
+    }
+}
+
+/* Every block's backward, last layer first, into the gradients g: dresidual holds
+ * d(residual3 of the last layer) on entry and d(encoded) on return. */
+static inline void block_backward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
+                                  const GPTParams* g, const GPTConfig* c, int N, long att_used) {
+    int C = c->d_model, NH = c->n_head, L = c->n_layer;
+    size_t NC = (size_t)N * C;
+    for (int l = L - 1; l >= 0; l--) {
+        const float* residual = l == 0 ? a->encoded : a->residual3 + (l - 1) * NC;
+        /* dresidual holds d(residual3); the skip path carries it to residual2 unchanged. */
+        op->zero(ctx, a->d4C, NC * 4);
+        op->matmul_backward(ctx, a->d4C, g->fcprojw + (size_t)l * 4 * C * C, g->fcprojb + l * C, a->dresidual,
+                            a->fch_gelu + l * NC * 4, p->fcprojw + (size_t)l * 4 * C * C, N, 4 * C, C);
+        op->zero(ctx, a->d4C2, NC * 4);
+        op->gelu_backward(ctx, a->d4C2, a->fch + l * NC * 4, a->fch_tanh + l * NC * 4, a->d4C, NC * 4);
+        op->zero(ctx, a->dC, NC);
+        op->matmul_backward(ctx, a->dC, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, a->d4C2, a->ln2 + l * NC,
+                            p->fcw + (size_t)l * 4 * C * C, N, C, 4 * C);
+        op->layernorm_backward(ctx, a->dresidual, g->ln2w + l * C, g->ln2b + l * C, a->dC, a->residual2 + l * NC,
+                               p->ln2w + l * C, a->ln2_mean + l * N, a->ln2_rstd + l * N, N, C);
+        /* dresidual now holds d(residual2) */
+        op->zero(ctx, a->dC2, NC);
+        op->matmul_backward(ctx, a->dC2, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, a->dresidual,
+                            a->atty + l * NC, p->attprojw + (size_t)l * C * C, N, C, C);
+        op->zero(ctx, a->d3C, NC * 3);
+        op->attention_backward(ctx, a->d3C, a->datt, a->dC2, a->qkv + l * NC * 3, a->att + (size_t)l * att_used, N, C,
+                               NH);
+        op->zero(ctx, a->dC, NC);
+        op->matmul_backward(ctx, a->dC, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, a->d3C, a->ln1 + l * NC,
+                            p->qkvw + (size_t)l * 3 * C * C, N, C, 3 * C);
+        op->layernorm_backward(ctx, a->dresidual, g->ln1w + l * C, g->ln1b + l * C, a->dC, residual, p->ln1w + l * C,
+                               a->ln1_mean + l * N, a->ln1_rstd + l * N, N, C);
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
