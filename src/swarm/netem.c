@@ -21,11 +21,10 @@ Netem* netem_create(const Config* cfg, int n_nodes) {
     ne->seed = (uint64_t)config_int(cfg, "swarm.seed");
     ne->n_nodes = n_nodes;
     ne->rounds = (int)config_int(cfg, "swarm.rounds");
-    ne->wall_clock = !strcmp(config_string(cfg, "net.clock"), "wall");
+    ne->wall_clock = config_enum(cfg, "net.clock") == NET_CLOCK_WALL;
     ne->latency = config_float(cfg, "net.latency");
     ne->sigma = config_float(cfg, "net.latency_sigma");
-    const char* dist = config_string(cfg, "net.latency_dist");
-    ne->dist = !strcmp(dist, "uniform") ? LATENCY_UNIFORM : !strcmp(dist, "lognormal") ? LATENCY_LOGNORMAL : LATENCY_CONSTANT;
+    ne->dist = (LatencyDist)config_enum(cfg, "net.latency_dist");
     ne->regions = (int)config_int(cfg, "net.regions");
     ne->cross_region = config_float(cfg, "net.cross_region");
     ne->drop = config_float(cfg, "net.drop");

@@ -14,8 +14,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
-
-typedef enum { LATENCY_CONSTANT, LATENCY_UNIFORM, LATENCY_LOGNORMAL } LatencyDist;
+#include "core/config_enums.h" /* LatencyDist */
 
 typedef struct {
     uint64_t seed;

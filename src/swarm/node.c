@@ -30,17 +30,16 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->n_local = (int)config_node_int(cfg, rank, "sampling.local");
     n->n_external = (int)config_node_int(cfg, rank, "sampling.external");
     n->n_completions = (int)config_node_int(cfg, rank, "grpo.completions");
-    n->filter_zero_adv = !strcmp(config_string(cfg, "sampling.filter"), "zero_adv");
+    n->filter_zero_adv = config_enum(cfg, "sampling.filter") == FILTER_ZERO_ADV;
     n->eval_every = (int)config_int(cfg, "run.eval_every");
     n->eval_questions = (int)config_int(cfg, "run.eval_questions");
-    n->fault = node_fault_parse(config_node_string(cfg, rank, "net.fault"));
+    n->fault = (NodeFault)config_node_enum(cfg, rank, "net.fault");
     n->grad_clip = (float)config_node_float(cfg, rank, "optim.grad_clip");
     n->adamw = adamw_config_from(cfg, rank);
     n->gen = gen_config_from(cfg, rank);
-    const char* ext = config_node_string(cfg, rank, "grpo.external");
-    n->external = !strcmp(ext, "tis") ? EXTERNAL_TIS : !strcmp(ext, "positive_only") ? EXTERNAL_POSITIVE_ONLY : EXTERNAL_RATIO1;
+    n->external = (ExternalWeighting)config_node_enum(cfg, rank, "grpo.external");
     float temperature = n->gen.sampler.temperature;
-    int at_gen_temperature = !strcmp(config_string(cfg, "grpo.train_temperature"), "gen") && temperature > 0.0f;
+    int at_gen_temperature = config_enum(cfg, "grpo.train_temperature") == TRAIN_TEMPERATURE_GEN && temperature > 0.0f;
     n->grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
                            .eps_high = (float)config_float(cfg, "grpo.eps_high"),
                            .kl = (float)config_float(cfg, "grpo.kl"),
