@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "swarm/node_settings.h"
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 
@@ -18,21 +19,23 @@ static RngStream stream(const Netem* ne, int kind, int s, int d, int round) {
 
 Netem* netem_create(const Config* cfg, int n_nodes) {
     Netem* ne = callocCheck(1, sizeof *ne);
-    ne->seed = (uint64_t)config_int(cfg, "swarm.seed");
+    SwarmSettings sw = swarm_settings_read(cfg);
+    const NetSettings* net = &sw.net;
+    ne->seed = sw.seed;
     ne->n_nodes = n_nodes;
-    ne->rounds = (int)config_int(cfg, "swarm.rounds");
-    ne->wall_clock = config_enum(cfg, "net.clock") == NET_CLOCK_WALL;
-    ne->latency = config_float(cfg, "net.latency");
-    ne->sigma = config_float(cfg, "net.latency_sigma");
-    ne->dist = (LatencyDist)config_enum(cfg, "net.latency_dist");
-    ne->regions = (int)config_int(cfg, "net.regions");
-    ne->cross_region = config_float(cfg, "net.cross_region");
-    ne->drop = config_float(cfg, "net.drop");
-    ne->fanout = (int)config_int(cfg, "net.fanout");
-    ne->offline = config_float(cfg, "net.offline");
-    ne->offline_len = config_float(cfg, "net.offline_len");
+    ne->rounds = sw.rounds;
+    ne->wall_clock = net->wall_clock;
+    ne->latency = net->latency;
+    ne->sigma = net->sigma;
+    ne->dist = net->dist;
+    ne->regions = net->regions;
+    ne->cross_region = net->cross_region;
+    ne->drop = net->drop;
+    ne->fanout = net->fanout;
+    ne->offline = net->offline;
+    ne->offline_len = net->offline_len;
     ne->slowdown = mallocCheck(sizeof(double) * n_nodes);
-    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = config_node_float(cfg, k, "net.slowdown");
+    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = node_settings_read(cfg, k).slowdown;
     /* Churn: a two-state Markov chain per node, started from its stationary distribution.
      * Offline spells last offline_len rounds on average (leave with p = 1/len); the chance
      * to drop out is set so that the long-run offline share is net.offline. */

@@ -16,6 +16,7 @@
 #include "swarm/evalset.h"
 #include "swarm/netem.h"
 #include "swarm/node_fault.h"
+#include "swarm/node_settings.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
