@@ -14,6 +14,10 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
         .eval_questions = (int)config_int(cfg, "run.eval_questions"),
         .eval_seed = (uint64_t)config_int(cfg, "run.eval_seed"),
         .dump_messages = config_string(cfg, "run.dump_messages"),
+        .run_out = config_string(cfg, "run.out"),
+        .run_name = config_string(cfg, "run.name"),
+        .log_every = (int)config_int(cfg, "run.log_every"),
+        .checkpoint_every = (int)config_int(cfg, "run.checkpoint_every"),
         .init_seed = (uint64_t)config_int(cfg, "model.init_seed"),
         .kl = (float)config_float(cfg, "grpo.kl"),
         .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
@@ -28,6 +32,10 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
                 .fanout = (int)config_int(cfg, "net.fanout"),
                 .offline = config_float(cfg, "net.offline"),
                 .offline_len = config_float(cfg, "net.offline_len")},
+        .pretrain = {.steps = (int)config_int(cfg, "pretrain.steps"),
+                     .batch = (int)config_int(cfg, "pretrain.batch"),
+                     .lr = (float)config_float(cfg, "pretrain.lr"),
+                     .out = config_string(cfg, "pretrain.out")},
     };
     return s;
 }

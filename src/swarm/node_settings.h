@@ -1,7 +1,8 @@
 /* The run configuration as typed structs for the swarm layer, read once: SwarmSettings (the
  * swarm-wide keys: seeds, rounds, tasks, evaluation, the emulated network) and NodeSettings
  * (one node's keys, [node.K] overrides applied: model, optimizer, sampling, GRPO, faults).
- * node_settings.c is the one place in src/swarm where a key is looked up by name. */
+ * node_settings.c is the one place in src/swarm, src/cli and src/bench where a key is looked
+ * up by name. */
 #ifndef SAPO_SWARM_NODE_SETTINGS_H
 #define SAPO_SWARM_NODE_SETTINGS_H
 
@@ -33,10 +34,18 @@ typedef struct {
     int eval_every, eval_questions;
     uint64_t eval_seed;
     const char* dump_messages; /* run.dump_messages; "" = none */
+    const char* run_out;       /* run.out, run.name; "" = the default */
+    const char* run_name;
+    int log_every, checkpoint_every;
     uint64_t init_seed;        /* model.init_seed */
     float kl;                  /* grpo.kl, also in NodeSettings.grpo */
     int ppo_epochs;
     NetSettings net;
+    struct {
+        int steps, batch;
+        float lr;
+        const char* out;       /* "" = RUN_DIR/warmup.ckpt */
+    } pretrain;                /* [pretrain], for sapo pretrain */
 } SwarmSettings;
 
 typedef struct {
