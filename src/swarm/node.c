@@ -410,7 +410,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_train(n, &s, rec);
     s.t3 = clock_now();
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
-    node_fault_straggle(n->slowdown, n->netem->wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
+    node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {

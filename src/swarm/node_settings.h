@@ -13,17 +13,7 @@
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
-
-typedef struct {
-    NetTransport transport;
-    int wall_clock;          /* net.clock = wall */
-    double latency, sigma, cross_region;
-    LatencyDist dist;
-    int regions;
-    double drop;
-    int fanout;              /* 0 = every peer */
-    double offline, offline_len;
-} NetSettings;
+#include "swarm/netem.h" /* NetSettings */
 
 typedef struct {
     uint64_t seed;           /* swarm.seed */
