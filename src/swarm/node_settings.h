@@ -1,8 +1,8 @@
 /* The run configuration as typed structs for the swarm layer, read once: SwarmSettings (the
  * swarm-wide keys: seeds, rounds, tasks, evaluation, the emulated network) and NodeSettings
  * (one node's keys, [node.K] overrides applied: model, optimizer, sampling, GRPO, faults).
- * node_settings.c is the one place in src/swarm, src/cli and src/bench where a key is looked
- * up by name. */
+ * node_settings.c is the one place in src/swarm and src/cli where a key is looked up by name
+ * (bench_round.c still reads six double-valued keys itself: the fields here are floats). */
 #ifndef SAPO_SWARM_NODE_SETTINGS_H
 #define SAPO_SWARM_NODE_SETTINGS_H
 
