@@ -33,6 +33,7 @@
 #include "model/checkpoint.h"
 #include "model/model_from_config.h"
 #include "swarm/node.h"
+#include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 
@@ -168,7 +169,7 @@ static Config* load_round_config(const char* path, char** overrides, int n_over,
         return NULL;
     }
     char groups[64];
-    snprintf(groups, sizeof groups, "sampling.local=%ld", config_int(cfg, "sampling.groups"));
+    snprintf(groups, sizeof groups, "sampling.local=%ld", (long)node_settings_read(cfg, -1).n_groups);
     const char* forced[] = {"swarm.nodes=1", "sampling.external=0", groups, "net.transport=allgather",
                             "run.eval_every=0", "run.checkpoint_every=0", "net.fault=none"};
     for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
@@ -244,7 +245,7 @@ static int place_inits(RoundOptions* o) {
             return -1;
         }
     }
-    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = config_string(o->configs[c].cfg, "model.init");
+    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = node_settings_read(o->configs[c].cfg, -1).init;
     return 0;
 }
 
@@ -294,12 +295,14 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     }
 
     /* what the PyTorch side needs: the settings and every round's prompts */
-    int n_q = (int)config_node_int(cfg, 0, "sampling.local"), n_l = (int)config_node_int(cfg, 0, "grpo.completions");
-    uint64_t seed = (uint64_t)config_int(cfg, "swarm.seed");
-    GenConfig gen = gen_config_from(cfg, 0);
-    AdamWConfig hp = adamw_config_from(cfg, 0);
+    SwarmSettings sw = swarm_settings_read(cfg);
+    NodeSettings node0 = node_settings_read(cfg, 0);
+    int n_q = node0.n_local, n_l = node0.n_completions;
+    uint64_t seed = sw.seed;
+    GenConfig gen = node0.gen;
+    AdamWConfig hp = node0.adamw;
     TaskSet ts;
-    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err))
+    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err))
         sapo_die("sapo bench round (child): %s", err);
     cJSON* j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
@@ -656,14 +659,15 @@ int bench_round_main(int argc, char** argv) {
     if (o.torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
     for (int c = 0; c < o.n_configs; c++) {
         const Config* cfg = o.configs[c].cfg;
-        GPTConfig g = gpt_config_from(cfg, 0);
-        long n_q = config_node_int(cfg, 0, "sampling.local"), n_l = config_node_int(cfg, 0, "grpo.completions");
+        SwarmSettings sw = swarm_settings_read(cfg);
+        NodeSettings node0 = node_settings_read(cfg, 0);
+        GPTConfig g = node0.model;
+        long n_q = node0.n_local, n_l = node0.n_completions;
         printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
                "temperature %g, tasks %s (%s), backend %s\n",
                o.configs[c].label, o.configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
-               config_node_int(cfg, 0, "gen.max_new_tokens"), config_node_float(cfg, 0, "gen.temperature"),
-               config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"),
-               config_node_string(cfg, 0, "model.backend"));
+               (long)node0.gen.max_new_tokens, config_node_float(cfg, 0, "gen.temperature"), sw.tasks_names,
+               sw.tasks_preset, node0.backend);
         if (*o.configs[c].init)
             printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
                    o.configs[c].label, o.configs[c].init);
@@ -700,7 +704,7 @@ int bench_round_main(int argc, char** argv) {
         if (run_ours(&o, dir, &ours[c], &mismatch[c])) {
             failed = 1;
         } else if (o.torch) {
-            const char* backend = config_node_string(rc->cfg, 0, "model.backend");
+            const char* backend = node_settings_read(rc->cfg, 0).backend;
             const ModelBackend* be = model_backend_find(backend);
             const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
             if (run_torch(&o, dir, device, &torch[c])) failed = 1;

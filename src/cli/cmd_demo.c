@@ -19,6 +19,7 @@
 #include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
+#include "swarm/node_settings.h"
 
 enum { DEMO_T = 16, TEXT = 16 };
 
@@ -73,8 +74,8 @@ int cmd_demo(int argc, char** argv) {
     GPTConfig gc = gpt_config_from(cfg, 0);
     if (gc.n_ctx < DEMO_T) gc.n_ctx = DEMO_T;
     AdamWConfig hp = adamw_config_from(cfg, 0);
-    float clip = (float)config_float(cfg, "optim.grad_clip");
-    uint64_t seed = (uint64_t)config_int(cfg, "model.init_seed");
+    float clip = node_settings_read(cfg, -1).grad_clip;
+    uint64_t seed = swarm_settings_read(cfg).init_seed;
     Model* m = model_create(&gc, model_backend_find("cpu"), B, seed);
     printf("sapo demo: run directory %s\n", dir);
     printf("model: %d layers, %d heads, d_model %d, %zu parameters; AdamW lr %g, clip %g; batch %d x %d tokens\n",

@@ -17,11 +17,11 @@
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
-#include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/budget_check.h"
 #include "swarm/evaluation.h"
+#include "swarm/node_settings.h"
 #include "swarm/taskset.h"
 #include "tasks/answer.h"
 #include "tasks/registry.h"
@@ -45,8 +45,9 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
  * cannot be built. */
 static int report_skill(Model* m, const Config* cfg, const TaskSet* ts, const GenConfig* gen, uint64_t seed, FILE* out,
                         char* err, size_t errlen) {
-    int n = (int)config_int(cfg, "run.eval_questions");
-    uint64_t eval_seed = (uint64_t)config_int(cfg, "run.eval_seed");
+    SwarmSettings sw = swarm_settings_read(cfg);
+    int n = sw.eval_questions;
+    uint64_t eval_seed = sw.eval_seed;
     if (n == 0) {
         fprintf(out, "warm-up skill: not measured (run.eval_questions = 0)\n");
         return 0;
@@ -99,8 +100,10 @@ int cmd_pretrain(int argc, char** argv) {
     if (parsed > 0) return 0;
     if (!cfg) return 2;
     char err[1024];
+    SwarmSettings sw = swarm_settings_read(cfg);
+    NodeSettings all = node_settings_read(cfg, -1), node0 = node_settings_read(cfg, 0);
     TaskSet ts;
-    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, sizeof err)) {
+    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", err);
         return 2;
     }
@@ -111,7 +114,7 @@ int cmd_pretrain(int argc, char** argv) {
         return 2;
     }
     /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
-    const char* backend_name = config_node_string(cfg, 0, "model.backend");
+    const char* backend_name = node0.backend;
     const ModelBackend* backend = model_backend_find(backend_name);
     if (!backend) {
         fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
@@ -119,9 +122,9 @@ int cmd_pretrain(int argc, char** argv) {
         return 2;
     }
     char* owned = NULL;
-    if (!out || !*out) out = config_string(cfg, "pretrain.out");
+    if (!out || !*out) out = sw.pretrain.out;
     if (!*out) {
-        char* dir = run_dir_create(config_string(cfg, "run.out"), "pretrain", config_string(cfg, "run.name"), err, sizeof err);
+        char* dir = run_dir_create(sw.run_out, "pretrain", sw.run_name, err, sizeof err);
         if (!dir) {
             fprintf(stderr, "sapo pretrain: %s\n", err);
             return 1;
@@ -143,18 +146,18 @@ int cmd_pretrain(int argc, char** argv) {
         }
     }
     openblas_set_num_threads(1);
-    int steps = (int)config_int(cfg, "pretrain.steps"), B = (int)config_int(cfg, "pretrain.batch");
-    GPTConfig gc = gpt_config_from(cfg, 0);
-    AdamWConfig hp = adamw_config_from(cfg, 0);
-    hp.lr = (float)config_float(cfg, "pretrain.lr");
-    float clip = (float)config_float(cfg, "optim.grad_clip");
-    uint64_t seed = (uint64_t)config_int(cfg, "swarm.seed");
-    GenConfig gen = gen_config_from(cfg, 0);
+    int steps = sw.pretrain.steps, B = sw.pretrain.batch;
+    GPTConfig gc = node0.model;
+    AdamWConfig hp = node0.adamw;
+    hp.lr = sw.pretrain.lr;
+    float clip = all.grad_clip;
+    uint64_t seed = sw.seed;
+    GenConfig gen = node0.gen;
     gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once */
-    ModelCapacity cap = model_capacity_for(&gc, (int)config_int(cfg, "model.micro_tokens"), B, 1, gen.max_new_tokens, 64, 64);
-    Model* m = model_create_cap(&gc, backend, &cap, (uint64_t)config_int(cfg, "model.init_seed"));
-    const char* init = config_string(cfg, "model.init");
+    ModelCapacity cap = model_capacity_for(&gc, all.micro_tokens, B, 1, gen.max_new_tokens, 64, 64);
+    Model* m = model_create_cap(&gc, backend, &cap, sw.init_seed);
+    const char* init = all.init;
     if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
         fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
         return 2;
@@ -162,7 +165,7 @@ int cmd_pretrain(int argc, char** argv) {
     int T = gc.n_ctx;
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
-           steps, B, ts.n, config_string(cfg, "tasks.preset"), gc.n_layer, gc.d_model, gc.n_ctx, m->num_params, hp.lr);
+           steps, B, ts.n, sw.tasks_preset, gc.n_layer, gc.d_model, gc.n_ctx, m->num_params, hp.lr);
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);

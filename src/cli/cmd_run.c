@@ -334,10 +334,11 @@ static void run_summarize(const Config* cfg, const char* dir, int size, int roun
         const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
         sum_own += t[S_OWN];
         sum_train += t[S_TRAIN];
+        NodeSettings ns = node_settings_read(cfg, k);
         first += wk[0] / size;
         last += wk[1] / size;
         logf_both(log, "%-6d %4ld %4ld %12.2f %12.2f %10.3f %11.3f %9.2f %9.0f %9.3f %10.3f\n", k,
-                  config_node_int(cfg, k, "sampling.local"), config_node_int(cfg, k, "sampling.external"), t[S_OWN],
+                  (long)ns.n_local, (long)ns.n_external, t[S_OWN],
                   t[S_TRAIN], wk[0], wk[1], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
                   rounds ? t[S_TIME] / rounds : 0.0);
     }
@@ -364,7 +365,8 @@ static void run_summarize(const Config* cfg, const char* dir, int size, int roun
  * the directory, or NULL after printing one line. */
 static char* run_dir_start(const Config* cfg, const char* requested, int size) {
     char err[1024];
-    if (!requested) requested = config_string(cfg, "run.out");
+    SwarmSettings sw = swarm_settings_read(cfg);
+    if (!requested) requested = sw.run_out;
     char* probe = requested && *requested ? path_join(requested, "node_0000.h5") : NULL;
     struct stat st;
     int taken = probe && stat(probe, &st) == 0;
@@ -373,7 +375,7 @@ static char* run_dir_start(const Config* cfg, const char* requested, int size) {
         fprintf(stderr, "sapo run: %s already holds a run; choose another --out (or remove it)\n", requested);
         return NULL;
     }
-    char* dir = run_dir_create(requested, "swarm", config_string(cfg, "run.name"), err, sizeof err);
+    char* dir = run_dir_create(requested, "swarm", sw.run_name, err, sizeof err);
     int ok = dir && !run_dir_write_nodes(dir, size, err, sizeof err);
     if (ok) {
         char* path = path_join(dir, "config.ini");
@@ -515,7 +517,7 @@ static int run_setup(SwarmRun* run, int argc, char** argv) {
         fflush(stdout);
     }
     if (!agree(ok, run->comm) || !agree(memory_fits(run->cfg, run->rank, run->comm), run->comm)) return 2;
-    run->rounds = (int)config_int(run->cfg, "swarm.rounds");
+    run->rounds = swarm_settings_read(run->cfg).rounds;
     return -1;
 }
 
@@ -572,15 +574,15 @@ static void run_write_index(SwarmRun* run) {
 /* Rank 0, unless --quiet: what node 0 is and what the evaluation asks. */
 static void run_print_node0(SwarmRun* run) {
     const SwarmNode* node = run->node;
-    const Config* cfg = run->cfg;
+    SwarmSettings sw = swarm_settings_read(run->cfg);
     logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local,
-              node->n_external, node->n_completions, node->policy->num_params, config_string(cfg, "tasks.names"),
-              config_string(cfg, "tasks.preset"));
+              node->n_external, node->n_completions, node->policy->num_params, sw.tasks_names,
+              sw.tasks_preset);
     logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     if (node->eval.n > 0)
         logf_both(&run->log,
                   "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
-                  node->eval.n, (long long)config_int(cfg, "run.eval_seed"), (unsigned long long)node->eval.digest,
+                  node->eval.n, (long long)sw.eval_seed, (unsigned long long)node->eval.digest,
                   node->eval_every);
 }
 
@@ -654,8 +656,8 @@ static void run_progress(SwarmRun* run, int r, const RoundRecord* rec, int log_e
 
 /* Rounds start..rounds-1: play, log, add up, checkpoint, report. Sets run->end. */
 static void run_rounds(SwarmRun* run) {
-    int log_every = (int)config_int(run->cfg, "run.log_every");
-    int checkpoint_every = (int)config_int(run->cfg, "run.checkpoint_every");
+    SwarmSettings sw = swarm_settings_read(run->cfg);
+    int log_every = sw.log_every, checkpoint_every = sw.checkpoint_every;
     double last_print = run->t_start = clock_now();
     RoundRecord rec;
     run->end = run->rounds;

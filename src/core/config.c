@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "core/check.h"
+#include "core/config_enums.h"
 
 #define CFG_LINE_MAX 4096     /* longest INI line accepted, newline included */
 #define CFG_INCLUDE_DEPTH 16  /* longest base chain; cycles are caught before this */
@@ -321,16 +322,15 @@ static int parse_bool(const char* text, long* out) {
     return -1;
 }
 
-static int enum_has(const char* choices, const char* text) {
-    size_t len = strlen(text);
-    for (const char* c = choices; *c;) {
-        const char* bar = strchr(c, '|');
-        size_t clen = bar ? (size_t)(bar - c) : strlen(c);
-        if (clen == len && !strncmp(c, text, len)) return 1;
-        if (!bar) break;
-        c = bar + 1;
+/* The position of the choice of length len starting at name in "a|b|c", or -1. */
+static int choice_index(const char* choices, const char* name, size_t len) {
+    int i = 0;
+    for (const char* c = choices; *c; i++) {
+        size_t n = strcspn(c, "|");
+        if (n == len && !strncmp(c, name, len)) return i;
+        c += n + (c[n] == '|');
     }
-    return 0;
+    return -1;
 }
 
 /* A string must survive config_write and libinih unchanged: one line, and no
@@ -374,7 +374,7 @@ static int value_parse(const CfgField* f, const char* text, CfgValue* v, char* e
         if (parse_bool(text, &v->i)) break;
         return 0;
     case CFG_ENUM:
-        if (!enum_has(f->choices, text)) break;
+        if (choice_index(f->choices, text, strlen(text)) < 0) break;
         v->s = dup_string(text);
         return 0;
     case CFG_STRING:
@@ -398,7 +398,35 @@ static void format_value(const CfgField* f, const CfgValue* v, char* buf, size_t
 
 /* ---- the Config object --------------------------------------------------------------- */
 
+static int choice_count(const char* choices) {
+    int n = 1;
+    for (const char* c = choices; *c; c++) n += *c == '|';
+    return n;
+}
+
+/* Stops the program when the C enums of config_enums.h disagree with the schema's choices
+ * (another count, another name, another order). */
+static void config_enums_check(void) {
+#define CONFIG_ENUM_NAME(c, name) name,
+#define CONFIG_ENUM_CHECK(key, VALUES)                                                                    \
+    {                                                                                                     \
+        static const char* const names[] = {VALUES(CONFIG_ENUM_NAME)};                                    \
+        int n = (int)(sizeof names / sizeof names[0]);                                                    \
+        const CfgField* f = config_field(key);                                                            \
+        if (!f || f->type != CFG_ENUM) sapo_die("config_enums.h: '%s' is not an enum of the schema", key); \
+        if (choice_count(f->choices) != n)                                                                \
+            sapo_die("config_enums.h: %s has %d names, the schema %d (%s)", key, n, choice_count(f->choices), f->choices); \
+        for (int i = 0; i < n; i++)                                                                       \
+            if (choice_index(f->choices, names[i], strlen(names[i])) != i)                                \
+                sapo_die("config_enums.h: %s name %d '%s' is not choice %d of '%s'", key, i, names[i], i, f->choices); \
+    }
+    CONFIG_ENUM_KEYS(CONFIG_ENUM_CHECK)
+#undef CONFIG_ENUM_CHECK
+#undef CONFIG_ENUM_NAME
+}
+
 Config* config_new(void) {
+    config_enums_check();
     Config* cfg = callocCheck(1, sizeof *cfg);
     cfg->vals = callocCheck((size_t)CONFIG_SCHEMA_LEN, sizeof *cfg->vals);
     for (int i = 0; i < CONFIG_SCHEMA_LEN; i++) {
@@ -509,6 +537,14 @@ int config_node_bool(const Config* cfg, int node, const char* key) {
 }
 const char* config_node_string(const Config* cfg, int node, const char* key) {
     return effective(cfg, node, field_require(key, CFG_STRING, CFG_ENUM, "config_string"))->s;
+}
+int config_enum(const Config* cfg, const char* key) { return config_node_enum(cfg, -1, key); }
+int config_node_enum(const Config* cfg, int node, const char* key) {
+    int i = field_require(key, CFG_ENUM, CFG_ENUM, "config_enum");
+    const char* s = effective(cfg, node, i)->s;
+    int k = choice_index(CONFIG_SCHEMA[i].choices, s, strlen(s));
+    if (k < 0) sapo_die("config_enum: %s = '%s' is not one of %s", key, s, CONFIG_SCHEMA[i].choices);
+    return k;
 }
 const char* config_node_origin(const Config* cfg, int node, const char* key) {
     int i = field_index(key);

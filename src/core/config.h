@@ -62,6 +62,10 @@ long config_node_int(const Config* cfg, int node, const char* key);
 double config_node_float(const Config* cfg, int node, const char* key);
 const char* config_node_string(const Config* cfg, int node, const char* key);
 int config_node_bool(const Config* cfg, int node, const char* key);
+/* A CFG_ENUM key's value as its index among the schema's choices ("cpu|cuda|auto": cuda is
+ * 1), which is the matching C enum of core/config_enums.h. */
+int config_enum(const Config* cfg, const char* key);
+int config_node_enum(const Config* cfg, int node, const char* key);
 /* Where a key's value came from: "default", "FILE:LINE" or "command line". */
 const char* config_origin(const Config* cfg, const char* key);
 const char* config_node_origin(const Config* cfg, int node, const char* key);

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "swarm/node_settings.h"
 
 /* The check's own stream seed: the items do not depend on swarm.seed. */
 #define BUDGET_SEED 0x5a9b0d6e7ULL
@@ -101,10 +102,11 @@ static void node_list(const long* ctx, const long* mnt, int n_nodes, long n_ctx,
 static const char* plural(const char* nodes) { return strpbrk(nodes, ",-") || !strcmp(nodes, "several") ? "s" : ""; }
 
 int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen) {
-    const char* preset = config_string(cfg, "tasks.preset");
-    double limit = config_float(cfg, "tasks.max_unanswerable");
+    SwarmSettings sw = swarm_settings_read(cfg);
+    const char* preset = sw.tasks_preset;
+    double limit = sw.max_unanswerable;
     TaskSet ts;
-    if (taskset_build(&ts, config_string(cfg, "tasks.names"), preset, err, errlen)) return -1;
+    if (taskset_build(&ts, sw.tasks_names, preset, err, errlen)) return -1;
     BudgetSample* samples = callocCheck((size_t)ts.n, sizeof *samples);
     if (budget_sample(&ts, BUDGET_ITEMS, samples, err, errlen)) {
         free(samples);
@@ -124,8 +126,9 @@ int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char*
     long* ctx = mallocCheck(sizeof(long) * (size_t)n_nodes);
     long* mnt = mallocCheck(sizeof(long) * (size_t)n_nodes);
     for (int k = 0; k < n_nodes; k++) {
-        ctx[k] = config_node_int(cfg, k, "model.n_ctx");
-        mnt[k] = config_node_int(cfg, k, "gen.max_new_tokens");
+        NodeSettings ns = node_settings_read(cfg, k);
+        ctx[k] = ns.model.n_ctx;
+        mnt[k] = ns.gen.max_new_tokens;
     }
     for (int k = 0; k < n_nodes; k++) {
         long n_ctx = ctx[k], max_new = mnt[k];

@@ -63,7 +63,7 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     p->due = callocCheck(R > 0 ? R : 1, sizeof(Due*));
     p->n_due = callocCheck(R > 0 ? R : 1, sizeof(int));
     int* cap = callocCheck(R > 0 ? R : 1, sizeof(int));
-    for (int s = 0; s < p->n && !ne->wall_clock; s++) {
+    for (int s = 0; s < p->n && !ne->net.wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
             int at = netem_delivery_round(ne, s, rank, r);
@@ -136,7 +136,7 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     m->last_delivery = round;
     for (int d = 0; d < p->n; d++) {
         if (d == p->rank || !netem_targets(p->ne, p->rank, d, round)) continue;
-        int at = p->ne->wall_clock ? (netem_sends(p->ne, p->rank, d, round) ? round : -1)
+        int at = p->ne->net.wall_clock ? (netem_sends(p->ne, p->rank, d, round) ? round : -1)
                                    : netem_delivery_round(p->ne, p->rank, d, round);
         if (at < 0) {
             st.dropped++;
@@ -198,7 +198,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
     *late = 0;
     int cap = 0;
     double t0 = clock_now();
-    if (!p->ne->wall_clock) {
+    if (!p->ne->net.wall_clock) {
         for (int i = 0; round < p->ne->rounds && i < p->n_due[round]; i++) {
             Due d = p->due[round][i];
             size_t len;
@@ -257,7 +257,7 @@ static long wall_expected(const P2P* p, int end_round) {
 }
 
 void p2p_drain(P2P* p, int end_round) {
-    if (p->ne->wall_clock) {
+    if (p->ne->net.wall_clock) {
         for (long expected = wall_expected(p, end_round); p->received < expected; p->received++) {
             size_t len;
             free(receive_one(p, MPI_ANY_SOURCE, MPI_ANY_TAG, &len, NULL, NULL));

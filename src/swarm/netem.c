@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "swarm/node_settings.h"
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 
@@ -18,36 +19,27 @@ static RngStream stream(const Netem* ne, int kind, int s, int d, int round) {
 
 Netem* netem_create(const Config* cfg, int n_nodes) {
     Netem* ne = callocCheck(1, sizeof *ne);
-    ne->seed = (uint64_t)config_int(cfg, "swarm.seed");
+    SwarmSettings sw = swarm_settings_read(cfg);
+    ne->seed = sw.seed;
     ne->n_nodes = n_nodes;
-    ne->rounds = (int)config_int(cfg, "swarm.rounds");
-    ne->wall_clock = !strcmp(config_string(cfg, "net.clock"), "wall");
-    ne->latency = config_float(cfg, "net.latency");
-    ne->sigma = config_float(cfg, "net.latency_sigma");
-    const char* dist = config_string(cfg, "net.latency_dist");
-    ne->dist = !strcmp(dist, "uniform") ? LATENCY_UNIFORM : !strcmp(dist, "lognormal") ? LATENCY_LOGNORMAL : LATENCY_CONSTANT;
-    ne->regions = (int)config_int(cfg, "net.regions");
-    ne->cross_region = config_float(cfg, "net.cross_region");
-    ne->drop = config_float(cfg, "net.drop");
-    ne->fanout = (int)config_int(cfg, "net.fanout");
-    ne->offline = config_float(cfg, "net.offline");
-    ne->offline_len = config_float(cfg, "net.offline_len");
+    ne->rounds = sw.rounds;
+    ne->net = sw.net;
     ne->slowdown = mallocCheck(sizeof(double) * n_nodes);
-    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = config_node_float(cfg, k, "net.slowdown");
+    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = node_settings_read(cfg, k).slowdown;
     /* Churn: a two-state Markov chain per node, started from its stationary distribution.
      * Offline spells last offline_len rounds on average (leave with p = 1/len); the chance
      * to drop out is set so that the long-run offline share is net.offline. */
     int R = ne->rounds > 0 ? ne->rounds : 1;
     ne->offline_table = callocCheck((size_t)n_nodes * R, 1);
-    if (ne->offline > 0.0) {
-        double leave = 1.0 / ne->offline_len;
-        double enter = ne->offline * leave / (1.0 - ne->offline);
+    if (ne->net.offline > 0.0) {
+        double leave = 1.0 / ne->net.offline_len;
+        double enter = ne->net.offline * leave / (1.0 - ne->net.offline);
         for (int k = 0; k < n_nodes; k++) {
             int off = 0;
             for (int r = 0; r < R; r++) {
                 RngStream rng = stream(ne, KIND_CHURN, k, 0, r);
                 double u = rng_double(&rng);
-                off = r == 0 ? u < ne->offline : off ? !(u < leave) : u < enter;
+                off = r == 0 ? u < ne->net.offline : off ? !(u < leave) : u < enter;
                 ne->offline_table[(size_t)k * R + r] = (unsigned char)off;
             }
         }
@@ -69,7 +61,7 @@ int netem_offline(const Netem* ne, int node, int round) {
 
 int netem_targets(const Netem* ne, int s, int d, int round) {
     if (s == d) return 0;
-    if (ne->fanout <= 0 || ne->fanout >= ne->n_nodes - 1) return 1;
+    if (ne->net.fanout <= 0 || ne->net.fanout >= ne->n_nodes - 1) return 1;
     /* s's peers this round: the first `fanout` of a seeded shuffle of the others */
     RngStream rng = stream(ne, KIND_FANOUT, s, 0, round);
     int n = ne->n_nodes;
@@ -78,7 +70,7 @@ int netem_targets(const Netem* ne, int s, int d, int round) {
     for (int k = 0; k < n; k++)
         if (k != s) order[m++] = k;
     int picked = 0;
-    for (int i = 0; i < ne->fanout; i++) {
+    for (int i = 0; i < ne->net.fanout; i++) {
         int j = i + (int)rng_below(&rng, (uint64_t)(m - i));
         int tmp = order[i];
         order[i] = order[j];
@@ -90,22 +82,22 @@ int netem_targets(const Netem* ne, int s, int d, int round) {
 }
 
 int netem_dropped(const Netem* ne, int s, int d, int round) {
-    if (ne->drop <= 0.0) return 0;
-    if (ne->drop >= 1.0) return 1;
+    if (ne->net.drop <= 0.0) return 0;
+    if (ne->net.drop >= 1.0) return 1;
     RngStream rng = stream(ne, KIND_DROP, s, d, round);
-    return rng_double(&rng) < ne->drop;
+    return rng_double(&rng) < ne->net.drop;
 }
 
 double netem_delay(const Netem* ne, int s, int d, int round) {
-    double base = ne->latency;
-    if (ne->regions > 1 && s % ne->regions != d % ne->regions) base += ne->cross_region;
-    if (ne->latency <= 0.0 || ne->dist == LATENCY_CONSTANT) return base;
+    double base = ne->net.latency;
+    if (ne->net.regions > 1 && s % ne->net.regions != d % ne->net.regions) base += ne->net.cross_region;
+    if (ne->net.latency <= 0.0 || ne->net.dist == LATENCY_CONSTANT) return base;
     RngStream rng = stream(ne, KIND_DELAY, s, d, round);
-    double extra = base - ne->latency;
-    if (ne->dist == LATENCY_UNIFORM) return extra + 2.0 * ne->latency * rng_double(&rng);
+    double extra = base - ne->net.latency;
+    if (ne->net.dist == LATENCY_UNIFORM) return extra + 2.0 * ne->net.latency * rng_double(&rng);
     /* lognormal with mean `latency`: mu = log(mean) - sigma^2 / 2 */
-    double mu = log(ne->latency) - 0.5 * ne->sigma * ne->sigma;
-    return extra + exp(mu + ne->sigma * rng_normal(&rng));
+    double mu = log(ne->net.latency) - 0.5 * ne->net.sigma * ne->net.sigma;
+    return extra + exp(mu + ne->net.sigma * rng_normal(&rng));
 }
 
 int netem_sends(const Netem* ne, int s, int d, int round) {

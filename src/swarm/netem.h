@@ -14,19 +14,24 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "core/config_enums.h" /* LatencyDist */
 
-typedef enum { LATENCY_CONSTANT, LATENCY_UNIFORM, LATENCY_LOGNORMAL } LatencyDist;
-
+/* The [net] keys (read by swarm_settings_read, node_settings.h). */
 typedef struct {
-    uint64_t seed;
-    int n_nodes, rounds;
-    int wall_clock;
+    NetTransport transport;
+    int wall_clock;          /* net.clock = wall */
     double latency, sigma, cross_region;
     LatencyDist dist;
     int regions;
     double drop;
     int fanout;              /* 0 = every peer */
     double offline, offline_len;
+} NetSettings;
+
+typedef struct {
+    uint64_t seed;
+    int n_nodes, rounds;
+    NetSettings net;
     double* slowdown;        /* per node */
     unsigned char* offline_table; /* (n_nodes, rounds): 1 where the node is offline */
 } Netem;

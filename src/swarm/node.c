@@ -13,7 +13,6 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
-#include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
@@ -26,37 +25,30 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->rank = rank;
     n->n_nodes = n_nodes;
     n->comm = comm;
-    n->seed = (uint64_t)config_int(cfg, "swarm.seed");
-    n->n_local = (int)config_node_int(cfg, rank, "sampling.local");
-    n->n_external = (int)config_node_int(cfg, rank, "sampling.external");
-    n->n_completions = (int)config_node_int(cfg, rank, "grpo.completions");
-    n->filter_zero_adv = !strcmp(config_string(cfg, "sampling.filter"), "zero_adv");
-    n->eval_every = (int)config_int(cfg, "run.eval_every");
-    n->eval_questions = (int)config_int(cfg, "run.eval_questions");
-    n->fault = node_fault_parse(config_node_string(cfg, rank, "net.fault"));
-    n->grad_clip = (float)config_node_float(cfg, rank, "optim.grad_clip");
-    n->adamw = adamw_config_from(cfg, rank);
-    n->gen = gen_config_from(cfg, rank);
-    const char* ext = config_node_string(cfg, rank, "grpo.external");
-    n->external = !strcmp(ext, "tis") ? EXTERNAL_TIS : !strcmp(ext, "positive_only") ? EXTERNAL_POSITIVE_ONLY : EXTERNAL_RATIO1;
-    float temperature = n->gen.sampler.temperature;
-    int at_gen_temperature = !strcmp(config_string(cfg, "grpo.train_temperature"), "gen") && temperature > 0.0f;
-    n->grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
-                           .eps_high = (float)config_float(cfg, "grpo.eps_high"),
-                           .kl = (float)config_float(cfg, "grpo.kl"),
-                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
-                           .tis_cap = n->external == EXTERNAL_TIS ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
-                           .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
-                           .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
+    SwarmSettings sw = swarm_settings_read(cfg);
+    NodeSettings ns = node_settings_read(cfg, rank);
+    n->seed = sw.seed;
+    n->n_local = ns.n_local;
+    n->n_external = ns.n_external;
+    n->n_completions = ns.n_completions;
+    n->filter_zero_adv = ns.filter_zero_adv;
+    n->eval_every = sw.eval_every;
+    n->eval_questions = sw.eval_questions;
+    n->fault = ns.fault;
+    n->grad_clip = ns.grad_clip;
+    n->adamw = ns.adamw;
+    n->gen = ns.gen;
+    n->external = ns.external;
+    n->grpo = ns.grpo;
     n->gen.stop = COMPLETION_STOP;
-    snprintf(n->dump_dir, sizeof n->dump_dir, "%s", config_string(cfg, "run.dump_messages"));
+    snprintf(n->dump_dir, sizeof n->dump_dir, "%s", sw.dump_messages);
     if (n->dump_dir[0]) mkdir(n->dump_dir, 0777); /* every rank tries; one creates it */
-    if (taskset_build(&n->tasks, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) {
+    if (taskset_build(&n->tasks, sw.tasks_names, sw.tasks_preset, err, errlen)) {
         free(n);
         return NULL;
     }
     /* the same on every rank (a pure function of the config), so it fails on all or none */
-    if (evalset_build(&n->eval, &n->tasks, (uint64_t)config_int(cfg, "run.eval_seed"), n->eval_questions, err, errlen)) {
+    if (evalset_build(&n->eval, &n->tasks, sw.eval_seed, n->eval_questions, err, errlen)) {
         taskset_free(&n->tasks);
         free(n);
         return NULL;
@@ -66,15 +58,15 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->netem = netem_create(cfg, n_nodes);
     n->slowdown = n->netem->slowdown[rank];
     n->transport = transport_select(cfg, comm, n->netem, rank, n->exchange_info, sizeof n->exchange_info);
-    GPTConfig g = gpt_config_from(cfg, rank);
-    const ModelBackend* backend = model_backend_find(config_node_string(cfg, rank, "model.backend"));
-    uint64_t init_seed = (uint64_t)config_int(cfg, "model.init_seed");
+    GPTConfig g = ns.model;
+    const ModelBackend* backend = model_backend_find(ns.backend);
+    uint64_t init_seed = sw.init_seed;
     n->cap = node_model_capacity(cfg, rank);
     n->max_prompts = n->n_local > n->eval_questions ? n->n_local : n->eval_questions;
     if (n->max_prompts < 1) n->max_prompts = 1;
     n->max_rows = n->n_local * n->n_completions > n->eval_questions ? n->n_local * n->n_completions : n->eval_questions;
     n->policy = model_create_cap(&g, backend, &n->cap, init_seed);
-    const char* init = config_node_string(cfg, rank, "model.init");
+    const char* init = ns.init;
     if (*init && checkpoint_load(n->policy, init, 0, err, errlen)) {
         node_free(n);
         return NULL;
@@ -418,7 +410,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_train(n, &s, rec);
     s.t3 = clock_now();
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
-    node_fault_straggle(n->slowdown, n->netem->wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
+    node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
     if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {

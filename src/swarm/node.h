@@ -9,19 +9,18 @@
 #include <stddef.h>
 
 #include "core/config.h"
+#include "core/config_enums.h" /* ExternalWeighting: how received groups are trained */
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
 #include "swarm/evalset.h"
 #include "swarm/netem.h"
 #include "swarm/node_fault.h"
+#include "swarm/node_settings.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 #include "swarm/transport.h"
-
-/* How received groups are trained (grpo.external). */
-typedef enum { EXTERNAL_RATIO1, EXTERNAL_POSITIVE_ONLY, EXTERNAL_TIS } ExternalWeighting;
 
 typedef struct {
     int rank, n_nodes;

@@ -5,7 +5,6 @@
 
 #include "core/check.h"
 #include "model/checkpoint.h"
-#include "model/model_from_config.h"
 #include "swarm/node.h"
 
 /* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
@@ -15,26 +14,26 @@
 
 /* Node k's model.init (when set) against its shape; body: its payload too (checkpoint_verify). */
 static int init_verify(const Config* cfg, int k, int body, char* err, size_t errlen) {
-    const char* init = config_node_string(cfg, k, "model.init");
-    GPTConfig g = gpt_config_from(cfg, k);
+    NodeSettings ns = node_settings_read(cfg, k);
     char why[512];
-    if (*init && checkpoint_verify(init, &g, body, NULL, why, sizeof why))
+    if (*ns.init && checkpoint_verify(ns.init, &ns.model, body, NULL, why, sizeof why))
         return set_error(err, errlen, "node %d: model.init: %s", k, why);
     return 0;
 }
 
 int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen) {
+    SwarmSettings sw = swarm_settings_read(cfg);
     TaskSet ts;
-    if (taskset_build(&ts, config_string(cfg, "tasks.names"), config_string(cfg, "tasks.preset"), err, errlen)) return -1;
+    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, errlen)) return -1;
     taskset_free(&ts);
     if (config_max_node(cfg) >= n_nodes)
         return set_error(err, errlen, "[node.%d] is set but the swarm has %d nodes (0..%d)", config_max_node(cfg),
                          n_nodes, n_nodes - 1);
-    if (config_float(cfg, "grpo.kl") > 0 && config_int(cfg, "grpo.ppo_epochs") < 1)
+    if (sw.kl > 0 && sw.ppo_epochs < 1)
         return set_error(err, errlen, "grpo.ppo_epochs must be >= 1");
     for (int k = 0; k < n_nodes; k++) {
-        long I = config_node_int(cfg, k, "sampling.local"), J = config_node_int(cfg, k, "sampling.external");
-        long G = config_node_int(cfg, k, "sampling.groups");
+        NodeSettings ns = node_settings_read(cfg, k);
+        long I = ns.n_local, J = ns.n_external, G = ns.n_groups;
         if (I + J != G)
             return set_error(err, errlen,
                              "node %d: sampling.local (%ld) + sampling.external (%ld) = %ld, but sampling.groups = %ld "
@@ -43,12 +42,12 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
         if (J > 0 && n_nodes < 2)
             return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
-        GPTConfig g = gpt_config_from(cfg, k);
-        long max_new = config_node_int(cfg, k, "gen.max_new_tokens");
+        GPTConfig g = ns.model;
+        long max_new = ns.gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)
             return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
                              k, g.n_ctx, max_new);
-        const char* backend = config_node_string(cfg, k, "model.backend");
+        const char* backend = ns.backend;
         if (!model_backend_find(backend))
             return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
                              k, backend);
@@ -60,25 +59,24 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
 int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen) { return init_verify(cfg, rank, 1, err, errlen); }
 
 ModelCapacity node_model_capacity(const Config* cfg, int rank) {
-    GPTConfig g = gpt_config_from(cfg, rank);
-    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
-    int L = (int)config_node_int(cfg, rank, "grpo.completions");
-    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
-    int eval_q = (int)config_int(cfg, "run.eval_questions"), micro = (int)config_node_int(cfg, rank, "model.micro_tokens");
+    NodeSettings ns = node_settings_read(cfg, rank);
+    GPTConfig g = ns.model;
+    int I = ns.n_local, J = ns.n_external, L = ns.n_completions, max_new = ns.gen.max_new_tokens;
+    int eval_q = swarm_settings_read(cfg).eval_questions, micro = ns.micro_tokens;
     int eval_chunk = eval_q < 16 ? eval_q : 16;
     int prompts = I > eval_chunk ? I : eval_chunk, rows = I * L > prompts ? I * L : prompts;
     return model_capacity_for(&g, micro, I + J, L, max_new, prompts, rows);
 }
 
 double node_memory_estimate(const Config* cfg, int rank) {
-    GPTConfig g = gpt_config_from(cfg, rank);
+    NodeSettings ns = node_settings_read(cfg, rank);
+    SwarmSettings sw = swarm_settings_read(cfg);
+    GPTConfig g = ns.model;
     ModelCapacity cap = node_model_capacity(cfg, rank);
     double model = model_memory_bytes(&g, &cap);
-    int with_ref = config_float(cfg, "grpo.kl") > 0;
-    int I = (int)config_node_int(cfg, rank, "sampling.local"), J = (int)config_node_int(cfg, rank, "sampling.external");
-    int L = (int)config_node_int(cfg, rank, "grpo.completions");
-    int max_new = (int)config_node_int(cfg, rank, "gen.max_new_tokens");
-    int eval_q = (int)config_int(cfg, "run.eval_questions");
+    int with_ref = sw.kl > 0;
+    int I = ns.n_local, J = ns.n_external, L = ns.n_completions, max_new = ns.gen.max_new_tokens;
+    int eval_q = sw.eval_questions;
     double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;
     double round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
                    4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */

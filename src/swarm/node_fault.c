@@ -6,14 +6,6 @@
 
 #include "core/rng.h"
 
-NodeFault node_fault_parse(const char* s) {
-    if (!strcmp(s, "garbage")) return FAULT_GARBAGE;
-    if (!strcmp(s, "truncate")) return FAULT_TRUNCATE;
-    if (!strcmp(s, "lie")) return FAULT_LIE;
-    if (!strcmp(s, "lie_logprobs")) return FAULT_LIE_LOGPROBS;
-    return FAULT_NONE;
-}
-
 void node_fault_corrupt_group(NodeFault f, RolloutGroup* g) {
     if (f == FAULT_LIE) g->answer = "a lie about the ground truth";
     if (f == FAULT_LIE_LOGPROBS) /* claims every byte was nearly impossible */

@@ -7,12 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/config_enums.h" /* NodeFault: net.fault, read by config_node_enum */
 #include "swarm/message.h"
 
-typedef enum { FAULT_NONE, FAULT_GARBAGE, FAULT_TRUNCATE, FAULT_LIE, FAULT_LIE_LOGPROBS } NodeFault;
-
-/* net.fault's value as a NodeFault (FAULT_NONE for "none" or anything unknown). */
-NodeFault node_fault_parse(const char* s);
 /* lie: a false ground truth; lie_logprobs: every shipped byte claimed nearly impossible.
  * Acts on a group about to be encoded (its log-prob arrays are written in place). */
 void node_fault_corrupt_group(NodeFault f, RolloutGroup* g);

@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "core/host_info.h"
-#include "model/model_from_config.h"
+#include "swarm/node_settings.h"
 
 /* The column list: every metric (float64), then reward_by_task and eval_pass1_by_task (one
  * float64 per task id each). */
@@ -41,14 +41,15 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
     if (!mem) sapo_die("open_memstream failed");
     config_write(cfg, mem);
     fclose(mem);
-    GPTConfig g = gpt_config_from(cfg, rank);
+    NodeSettings ns = node_settings_read(cfg, rank);
+    GPTConfig g = ns.model;
     int rc = h5log_set_attr_string(log, "config", text, err, errlen) ||
              h5log_set_attr_int(log, "rank", rank, err, errlen) ||
              h5log_set_attr_int(log, "n_nodes", n_nodes, err, errlen) ||
              h5log_set_attr_int(log, "n_layer", g.n_layer, err, errlen) ||
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
-             h5log_set_attr_int(log, "local", config_node_int(cfg, rank, "sampling.local"), err, errlen) ||
-             h5log_set_attr_int(log, "external", config_node_int(cfg, rank, "sampling.external"), err, errlen);
+             h5log_set_attr_int(log, "local", ns.n_local, err, errlen) ||
+             h5log_set_attr_int(log, "external", ns.n_external, err, errlen);
     if (!rc) { /* the hardware and BLAS kernel: replays elsewhere may differ in the last bits */
         char cpu[512], blas[512], kernel[64];
         host_cpu_model(cpu, sizeof cpu);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "swarm/node_settings.h"
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
@@ -119,7 +120,7 @@ static Transport* transport_from(const TransportOps* ops, void* state) {
 
 Transport* transport_select(const Config* cfg, MPI_Comm comm, const Netem* ne, int rank, char* info, size_t infolen) {
     char why[160] = "this build has no NCCL";
-    if (!strcmp(config_string(cfg, "net.transport"), "p2p")) {
+    if (swarm_settings_read(cfg).net.transport == NET_TRANSPORT_P2P) {
         snprintf(info, infolen, "p2p over MPI");
         return transport_from(&P2P_MPI, P2P_MPI.create(comm, ne, rank, why, sizeof why));
     }

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     Netem* ne = netem_create(cfg, n);
-    printf("{\"nodes\": %d, \"rounds\": %d, \"wall\": %d, \"offline\": [", n, ne->rounds, ne->wall_clock);
+    printf("{\"nodes\": %d, \"rounds\": %d, \"wall\": %d, \"offline\": [", n, ne->rounds, ne->net.wall_clock);
     for (int k = 0; k < n; k++) {
         printf("%s[", k ? ", " : "");
         for (int r = 0; r < ne->rounds; r++) printf("%s%d", r ? ", " : "", netem_offline(ne, k, r));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/config_enums.h"
 
 static int n_checks, n_failed;
 static char tmpdir[256];
@@ -585,6 +586,25 @@ static int remove_entry(const char* path, const struct stat* sb, int flag, struc
     return remove(path);
 }
 
+/* config_enum: the index among the schema's choices, which is the C enum of config_enums.h. */
+static void test_enums(void) {
+    Config* cfg = config_new();
+    CHECK(config_enum(cfg, "net.transport") == NET_TRANSPORT_P2P, "default transport");
+    CHECK(config_enum(cfg, "net.clock") == NET_CLOCK_VIRTUAL, "default clock");
+    CHECK(config_enum(cfg, "model.backend") == 0, "backend cpu is choice 0");
+    override_ok(cfg, "net.latency_dist=lognormal");
+    override_ok(cfg, "node.2.net.fault=lie_logprobs");
+    override_ok(cfg, "node.1.grpo.external=tis");
+    override_ok(cfg, "sampling.filter=none");
+    CHECK(config_enum(cfg, "net.latency_dist") == LATENCY_LOGNORMAL, "latency_dist");
+    CHECK(config_node_enum(cfg, 2, "net.fault") == FAULT_LIE_LOGPROBS, "node 2 fault");
+    CHECK(config_node_enum(cfg, 0, "net.fault") == FAULT_NONE, "node 0 fault");
+    CHECK(config_node_enum(cfg, 1, "grpo.external") == EXTERNAL_TIS, "node 1 external");
+    CHECK(config_enum(cfg, "grpo.external") == EXTERNAL_RATIO1, "global external");
+    CHECK(config_enum(cfg, "sampling.filter") == FILTER_NONE, "filter");
+    config_free(cfg);
+}
+
 int main(void) {
     const char* base = getenv("TMPDIR");
     snprintf(tmpdir, sizeof tmpdir, "%s/sapo_test_config.XXXXXX", base && *base ? base : "/tmp");
@@ -600,6 +620,7 @@ int main(void) {
     test_file_errors();
     test_missing_file();
     test_override_errors();
+    test_enums();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     printf("test_config: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed ? 1 : 0;

@@ -145,7 +145,7 @@ static Moments delays(const Netem* ne, int R, int same) {
         for (int d = 0; d < ne->n_nodes; d++)
             for (int r = 0; r < R; r++) {
                 if (s == d) continue;
-                int same_region = ne->regions <= 1 || s % ne->regions == d % ne->regions;
+                int same_region = ne->net.regions <= 1 || s % ne->net.regions == d % ne->net.regions;
                 if (same >= 0 && same_region != same) continue;
                 double x = netem_delay(ne, s, d, r);
                 m.n++;

@@ -1,0 +1,51 @@
+/* C enums for the schema's CFG_ENUM keys, in the order of the schema's choices, so that
+ * config_enum / config_node_enum return one of them directly. Each enum is written once as
+ * an X-macro list X(CONSTANT, "name"); config_new checks at startup that the names agree,
+ * in order, with the choices in config_schema.c (see config_enums_check), so they cannot
+ * drift. model.backend and tasks.preset stay strings: their consumers look up by name. */
+#ifndef SAPO_CORE_CONFIG_ENUMS_H
+#define SAPO_CORE_CONFIG_ENUMS_H
+
+#define CONFIG_ENUM_CONSTANT(c, name) c,
+
+/* net.transport */
+#define NET_TRANSPORT_VALUES(X) X(NET_TRANSPORT_ALLGATHER, "allgather") X(NET_TRANSPORT_P2P, "p2p")
+typedef enum { NET_TRANSPORT_VALUES(CONFIG_ENUM_CONSTANT) } NetTransport;
+
+/* net.clock */
+#define NET_CLOCK_VALUES(X) X(NET_CLOCK_VIRTUAL, "virtual") X(NET_CLOCK_WALL, "wall")
+typedef enum { NET_CLOCK_VALUES(CONFIG_ENUM_CONSTANT) } NetClock;
+
+/* net.latency_dist */
+#define LATENCY_DIST_VALUES(X) X(LATENCY_CONSTANT, "constant") X(LATENCY_UNIFORM, "uniform") X(LATENCY_LOGNORMAL, "lognormal")
+typedef enum { LATENCY_DIST_VALUES(CONFIG_ENUM_CONSTANT) } LatencyDist;
+
+/* net.fault */
+#define NODE_FAULT_VALUES(X)                                                                                    \
+    X(FAULT_NONE, "none") X(FAULT_GARBAGE, "garbage") X(FAULT_TRUNCATE, "truncate") X(FAULT_LIE, "lie")        \
+    X(FAULT_LIE_LOGPROBS, "lie_logprobs")
+typedef enum { NODE_FAULT_VALUES(CONFIG_ENUM_CONSTANT) } NodeFault;
+
+/* sampling.filter */
+#define SAMPLING_FILTER_VALUES(X) X(FILTER_ZERO_ADV, "zero_adv") X(FILTER_NONE, "none")
+typedef enum { SAMPLING_FILTER_VALUES(CONFIG_ENUM_CONSTANT) } SamplingFilter;
+
+/* grpo.external */
+#define EXTERNAL_WEIGHTING_VALUES(X) X(EXTERNAL_RATIO1, "ratio1") X(EXTERNAL_POSITIVE_ONLY, "positive_only") X(EXTERNAL_TIS, "tis")
+typedef enum { EXTERNAL_WEIGHTING_VALUES(CONFIG_ENUM_CONSTANT) } ExternalWeighting;
+
+/* grpo.train_temperature */
+#define TRAIN_TEMPERATURE_VALUES(X) X(TRAIN_TEMPERATURE_GEN, "gen") X(TRAIN_TEMPERATURE_ONE, "one")
+typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature;
+
+/* Every key above with its list: config_enums_check walks this. */
+#define CONFIG_ENUM_KEYS(K)                                                                                     \
+    K("net.transport", NET_TRANSPORT_VALUES)                                                                   \
+    K("net.clock", NET_CLOCK_VALUES)                                                                           \
+    K("net.latency_dist", LATENCY_DIST_VALUES)                                                                 \
+    K("net.fault", NODE_FAULT_VALUES)                                                                          \
+    K("sampling.filter", SAMPLING_FILTER_VALUES)                                                               \
+    K("grpo.external", EXTERNAL_WEIGHTING_VALUES)                                                              \
+    K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)
+
+#endif

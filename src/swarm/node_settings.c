@@ -1,0 +1,71 @@
+/* The swarm layer's settings read from the configuration (see node_settings.h). */
+#include "swarm/node_settings.h"
+
+#include "model/model_from_config.h"
+
+SwarmSettings swarm_settings_read(const Config* cfg) {
+    SwarmSettings s = {
+        .seed = (uint64_t)config_int(cfg, "swarm.seed"),
+        .rounds = (int)config_int(cfg, "swarm.rounds"),
+        .tasks_names = config_string(cfg, "tasks.names"),
+        .tasks_preset = config_string(cfg, "tasks.preset"),
+        .max_unanswerable = config_float(cfg, "tasks.max_unanswerable"),
+        .eval_every = (int)config_int(cfg, "run.eval_every"),
+        .eval_questions = (int)config_int(cfg, "run.eval_questions"),
+        .eval_seed = (uint64_t)config_int(cfg, "run.eval_seed"),
+        .dump_messages = config_string(cfg, "run.dump_messages"),
+        .run_out = config_string(cfg, "run.out"),
+        .run_name = config_string(cfg, "run.name"),
+        .log_every = (int)config_int(cfg, "run.log_every"),
+        .checkpoint_every = (int)config_int(cfg, "run.checkpoint_every"),
+        .init_seed = (uint64_t)config_int(cfg, "model.init_seed"),
+        .kl = (float)config_float(cfg, "grpo.kl"),
+        .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
+        .net = {.transport = (NetTransport)config_enum(cfg, "net.transport"),
+                .wall_clock = config_enum(cfg, "net.clock") == NET_CLOCK_WALL,
+                .latency = config_float(cfg, "net.latency"),
+                .sigma = config_float(cfg, "net.latency_sigma"),
+                .cross_region = config_float(cfg, "net.cross_region"),
+                .dist = (LatencyDist)config_enum(cfg, "net.latency_dist"),
+                .regions = (int)config_int(cfg, "net.regions"),
+                .drop = config_float(cfg, "net.drop"),
+                .fanout = (int)config_int(cfg, "net.fanout"),
+                .offline = config_float(cfg, "net.offline"),
+                .offline_len = config_float(cfg, "net.offline_len")},
+        .pretrain = {.steps = (int)config_int(cfg, "pretrain.steps"),
+                     .batch = (int)config_int(cfg, "pretrain.batch"),
+                     .lr = (float)config_float(cfg, "pretrain.lr"),
+                     .out = config_string(cfg, "pretrain.out")},
+    };
+    return s;
+}
+
+NodeSettings node_settings_read(const Config* cfg, int k) {
+    NodeSettings n = {
+        .model = gpt_config_from(cfg, k),
+        .backend = config_node_string(cfg, k, "model.backend"),
+        .init = config_node_string(cfg, k, "model.init"),
+        .micro_tokens = (int)config_node_int(cfg, k, "model.micro_tokens"),
+        .adamw = adamw_config_from(cfg, k),
+        .grad_clip = (float)config_node_float(cfg, k, "optim.grad_clip"),
+        .gen = gen_config_from(cfg, k),
+        .n_local = (int)config_node_int(cfg, k, "sampling.local"),
+        .n_external = (int)config_node_int(cfg, k, "sampling.external"),
+        .n_groups = (int)config_node_int(cfg, k, "sampling.groups"),
+        .n_completions = (int)config_node_int(cfg, k, "grpo.completions"),
+        .filter_zero_adv = config_enum(cfg, "sampling.filter") == FILTER_ZERO_ADV,
+        .external = (ExternalWeighting)config_node_enum(cfg, k, "grpo.external"),
+        .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
+        .slowdown = config_node_float(cfg, k, "net.slowdown"),
+    };
+    float temperature = n.gen.sampler.temperature;
+    int at_gen_temperature = config_enum(cfg, "grpo.train_temperature") == TRAIN_TEMPERATURE_GEN && temperature > 0.0f;
+    n.grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
+                          .eps_high = (float)config_float(cfg, "grpo.eps_high"),
+                          .kl = (float)config_float(cfg, "grpo.kl"),
+                          .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
+                          .tis_cap = n.external == EXTERNAL_TIS ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
+                          .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
+                          .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
+    return n;
+}

@@ -1,0 +1,61 @@
+/* The run configuration as typed structs for the swarm layer, read once: SwarmSettings (the
+ * swarm-wide keys: seeds, rounds, tasks, evaluation, the emulated network) and NodeSettings
+ * (one node's keys, [node.K] overrides applied: model, optimizer, sampling, GRPO, faults).
+ * node_settings.c is the one place in src/swarm and src/cli where a key is looked up by name
+ * (bench_round.c still reads six double-valued keys itself: the fields here are floats). */
+#ifndef SAPO_SWARM_NODE_SETTINGS_H
+#define SAPO_SWARM_NODE_SETTINGS_H
+
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/config_enums.h"
+#include "model/generate.h"
+#include "model/gpt.h"
+#include "rl/grpo.h"
+#include "swarm/netem.h" /* NetSettings */
+
+typedef struct {
+    uint64_t seed;           /* swarm.seed */
+    int rounds;
+    const char* tasks_names; /* tasks.names, tasks.preset: strings owned by the Config */
+    const char* tasks_preset;
+    double max_unanswerable;
+    int eval_every, eval_questions;
+    uint64_t eval_seed;
+    const char* dump_messages; /* run.dump_messages; "" = none */
+    const char* run_out;       /* run.out, run.name; "" = the default */
+    const char* run_name;
+    int log_every, checkpoint_every;
+    uint64_t init_seed;        /* model.init_seed */
+    float kl;                  /* grpo.kl, also in NodeSettings.grpo */
+    int ppo_epochs;
+    NetSettings net;
+    struct {
+        int steps, batch;
+        float lr;
+        const char* out;       /* "" = RUN_DIR/warmup.ckpt */
+    } pretrain;                /* [pretrain], for sapo pretrain */
+} SwarmSettings;
+
+typedef struct {
+    GPTConfig model;
+    const char* backend;     /* model.backend, a name for model_backend_find */
+    const char* init;        /* model.init; "" = random init */
+    int micro_tokens;
+    AdamWConfig adamw;
+    float grad_clip;
+    GenConfig gen;           /* stop string left NULL */
+    int n_local, n_external, n_groups, n_completions; /* I, J, I + J and L */
+    int filter_zero_adv;     /* sampling.filter = zero_adv */
+    ExternalWeighting external;
+    GrpoConfig grpo;         /* tis_cap 0 unless external = tis; logit_scale from grpo.train_temperature */
+    NodeFault fault;
+    double slowdown;
+} NodeSettings;
+
+SwarmSettings swarm_settings_read(const Config* cfg);
+/* Node k's settings (k < 0: the swarm-wide values). */
+NodeSettings node_settings_read(const Config* cfg, int k);
+
+#endif
