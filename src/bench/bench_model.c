@@ -12,6 +12,7 @@
 #include "bench/bench.h"
 #include "bench/bench_timer.h"
 #include "core/check.h"
+#include "core/cli_options.h"
 #include "core/clock.h"
 #include "core/rng.h"
 #include "model/cpu_layers.h"
@@ -187,15 +188,25 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
     model_free(s.m);
 }
 
-static int parse_int_arg(const char* flag, const char* value, int lo, int hi) {
-    char* end;
-    long v = strtol(value ? value : "", &end, 10);
-    if (!value || *end || v < lo || v > hi) {
-        fprintf(stderr, "sapo bench model: %s '%s': expected an integer in [%d, %d]\n", flag, value ? value : "", lo, hi);
-        exit(2);
-    }
-    return (int)v;
-}
+static const CliOption OPTIONS[] = {
+    {"size", "L,H,C", "benchmark only this size (layers, heads, d_model)"},
+    {"ctx", "T", "context length of the training batch, 2 to 4096 (default 128)"},
+    {"batch", "B", "sequences per batch, 1 to 4096 (default 64)"},
+    {"prompt", "P", "prompt tokens for generation, 1 to 4096 (default 32)"},
+    {"new", "N", "new tokens per sequence, 1 to 4096 (default 96)"},
+    {"warmup", "W", "untimed iterations, 0 to 100 (default 1)"},
+    {"repeats", "R", "timed iterations, 1 to 1000 (default 3)"},
+    {"threads", "K", "BLAS and torch threads, 1 to 256 (default 1: one rank per core)"},
+    {"backend", "NAME", "cpu | cuda | auto (default cpu); on cuda the mm columns print '-'\n"
+                        "and the PyTorch side runs on the GPU"},
+    {"no-torch", NULL, "skip the PyTorch side"},
+    {"mode", "M", "fast | det | both (default both): the default numerics, the deterministic\n"
+                  "mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; the\n"
+                  "mm columns are then det_gemm's rate), or both with the cost as a ratio"},
+    {NULL, NULL, NULL},
+};
+enum { OPT_SIZE, OPT_CTX, OPT_BATCH, OPT_PROMPT, OPT_NEW, OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_BACKEND,
+       OPT_NO_TORCH, OPT_MODE };
 
 static void usage(FILE* out) {
     fprintf(out,
@@ -203,21 +214,43 @@ static void usage(FILE* out) {
             "Training-step and generation throughput of the policy model for two sizes\n"
             "(L2 H4 C64 and L4 H4 C128), GFLOP/s next to the measured sgemm peak, and the same\n"
             "work in PyTorch eager in the same run, as ratios (ours / torch).\n\n"
-            "options:\n"
-            "  --size L,H,C     benchmark only this size (layers, heads, d_model)\n"
-            "  --ctx T          context length of the training batch (default 128)\n"
-            "  --batch B        sequences per batch (default 64)\n"
-            "  --prompt P       prompt tokens for generation (default 32)\n"
-            "  --new N          new tokens per sequence (default 96)\n"
-            "  --warmup W       untimed iterations (default 1)\n"
-            "  --repeats R      timed iterations (default 3)\n"
-            "  --threads K      BLAS and torch threads (default 1: one rank per core)\n"
-            "  --backend NAME   cpu | cuda | auto (default cpu); on cuda the mm columns print '-'\n"
-            "                   and the PyTorch side runs on the GPU\n"
-            "  --no-torch       skip the PyTorch side\n"
-            "  --mode M         fast | det | both (default both): the default numerics, the deterministic\n"
-            "                   mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; the\n"
-            "                   mm columns are then det_gemm's rate), or both with the cost as a ratio\n");
+            "options:\n");
+    cli_print_options(out, OPTIONS);
+}
+
+/* The options into o and sizes: 0, 1 after --help, -1 after a one-line error. */
+static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* sizes, int* n_sizes) {
+    CliArgs a;
+    int parsed = cli_parse("bench model", OPTIONS, argc, argv, &a);
+    if (parsed == 0 && a.n_pos) parsed = cli_unexpected("bench model", a.pos[0], "see --help");
+    if (parsed == 0 && (cli_opt_int(&a, OPT_CTX, 2, 4096, &o->ctx) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &o->batch) ||
+                        cli_opt_int(&a, OPT_PROMPT, 1, 4096, &o->prompt) ||
+                        cli_opt_int(&a, OPT_NEW, 1, 4096, &o->new_tokens) ||
+                        cli_opt_int(&a, OPT_WARMUP, 0, 100, &o->warmup) ||
+                        cli_opt_int(&a, OPT_REPEATS, 1, 1000, &o->repeats) ||
+                        cli_opt_int(&a, OPT_THREADS, 1, 256, &o->threads)))
+        parsed = -1;
+    const char* mode = a.opt[OPT_MODE];
+    if (parsed == 0 && mode) {
+        o->modes = !strcmp(mode, "fast") ? 1 : !strcmp(mode, "det") ? 2 : !strcmp(mode, "both") ? 3 : 0;
+        if (!o->modes) {
+            fprintf(stderr, "sapo bench model: --mode '%s': expected fast, det or both\n", mode);
+            parsed = -1;
+        }
+    }
+    const char* size = a.opt[OPT_SIZE];
+    if (parsed == 0 && size) {
+        if (sscanf(size, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
+            sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel % sizes[0].heads) {
+            fprintf(stderr, "sapo bench model: --size '%s': expected L,H,C with C a multiple of H\n", size);
+            parsed = -1;
+        }
+        *n_sizes = 1;
+    }
+    if (a.opt[OPT_BACKEND]) o->backend = a.opt[OPT_BACKEND];
+    if (a.opt[OPT_NO_TORCH]) o->torch = 0;
+    cli_args_free(&a);
+    return parsed;
 }
 
 int bench_model_main(int argc, char** argv) {
@@ -225,40 +258,9 @@ int bench_model_main(int argc, char** argv) {
                       .threads = 1, .torch = 1, .modes = 3, .backend = "cpu"};
     BenchSize sizes[2] = {{2, 4, 64}, {4, 4, 128}};
     int n_sizes = 2;
-    for (int i = 1; i < argc; i++) {
-        const char* a = argv[i];
-        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        else if (!strcmp(a, "--no-torch")) o.torch = 0;
-        else if (!strcmp(a, "--ctx")) { o.ctx = parse_int_arg(a, v, 2, 4096); i++; }
-        else if (!strcmp(a, "--batch")) { o.batch = parse_int_arg(a, v, 1, 4096); i++; }
-        else if (!strcmp(a, "--prompt")) { o.prompt = parse_int_arg(a, v, 1, 4096); i++; }
-        else if (!strcmp(a, "--new")) { o.new_tokens = parse_int_arg(a, v, 1, 4096); i++; }
-        else if (!strcmp(a, "--warmup")) { o.warmup = parse_int_arg(a, v, 0, 100); i++; }
-        else if (!strcmp(a, "--repeats")) { o.repeats = parse_int_arg(a, v, 1, 1000); i++; }
-        else if (!strcmp(a, "--threads")) { o.threads = parse_int_arg(a, v, 1, 256); i++; }
-        else if (!strcmp(a, "--backend") && v) { o.backend = v; i++; }
-        else if (!strcmp(a, "--mode") && v) {
-            o.modes = !strcmp(v, "fast") ? 1 : !strcmp(v, "det") ? 2 : !strcmp(v, "both") ? 3 : 0;
-            if (!o.modes) {
-                fprintf(stderr, "sapo bench model: --mode '%s': expected fast, det or both\n", v);
-                return 2;
-            }
-            i++;
-        }
-        else if (!strcmp(a, "--size") && v) {
-            if (sscanf(v, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
-                sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel % sizes[0].heads) {
-                fprintf(stderr, "sapo bench model: --size '%s': expected L,H,C with C a multiple of H\n", v);
-                return 2;
-            }
-            n_sizes = 1;
-            i++;
-        } else {
-            fprintf(stderr, "sapo bench model: unknown option '%s' (see --help)\n", a);
-            return 2;
-        }
-    }
+    int parsed = parse_options(argc, argv, &o, sizes, &n_sizes);
+    if (parsed > 0) usage(stdout);
+    if (parsed) return parsed > 0 ? 0 : 2;
     if (o.prompt + o.new_tokens > o.ctx) {
         fprintf(stderr, "sapo bench model: --prompt %d + --new %d exceeds --ctx %d\n", o.prompt, o.new_tokens, o.ctx);
         return 2;

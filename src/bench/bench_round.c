@@ -28,6 +28,7 @@
 
 #include "bench/bench.h"
 #include "core/check.h"
+#include "core/cli_options.h"
 #include "core/config.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
@@ -132,16 +133,6 @@ static int write_json(const char* path, cJSON* j) {
     if (f) ok = (fclose(f) == 0) && ok;
     free(text);
     return ok ? 0 : -1;
-}
-
-static int parse_int_arg(const char* flag, const char* value, int lo, int hi) {
-    char* end;
-    long v = strtol(value ? value : "", &end, 10);
-    if (!value || !*value || *end || v < lo || v > hi) {
-        fprintf(stderr, "sapo bench round: %s '%s': expected an integer in [%d, %d]\n", flag, value ? value : "", lo, hi);
-        exit(2);
-    }
-    return (int)v;
 }
 
 static const char* python_path(void) {
@@ -529,6 +520,25 @@ static void print_row(const char* label, const char* what, const Stat* a, const 
            ratio);
 }
 
+static const CliOption OPTIONS[] = {
+    {"config", "C", "quick (experiments/quick.ini), paper (experiments/paper/8L0E.ini) or an\n"
+                    "INI file; repeat for several; default: quick, then paper"},
+    {"rounds", "N", "timed rounds per config and side, 1 to 100000 (default 3); avg/min/max\n"
+                    "over them"},
+    {"warmup-rounds", "K", "untimed rounds before them, 0 to 100000 (default 1)"},
+    {"init", "CKPT", "start from this checkpoint (e.g. `sapo pretrain` output) instead of a\n"
+                     "random init; applied to every selected config of its shape (an error\n"
+                     "when none has it); repeat for configs of different shapes"},
+    {"threads", "T", "OpenBLAS threads of our side and torch.set_num_threads of theirs,\n"
+                     "1 to 256 (default 1: one rank per core)"},
+    {"no-torch", NULL, "measure our side only (the torch columns print '-')"},
+    {"keep", NULL, "keep each config's work directory (config.ini, init.ckpt, round.json,\n"
+                   "ours.json) and print its path"},
+    {"child", "DIR", NULL}, /* internal: the C side in its own process (run_ours) */
+    {NULL, NULL, NULL},
+};
+enum { OPT_CONFIG, OPT_ROUNDS, OPT_WARMUP_ROUNDS, OPT_INIT, OPT_THREADS, OPT_NO_TORCH, OPT_KEEP, OPT_CHILD };
+
 static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo bench round [--config quick|paper|FILE.ini]... [--rounds N] [--warmup-rounds K]\n"
@@ -560,21 +570,11 @@ static void usage(FILE* out) {
             "(slightly) different policies: the footer gives each side's completion length and reward.\n"
             "Without --init a random model writes gen.max_new_tokens bytes in every row: the worst case;\n"
             "the header says which case each config measured.\n\n"
-            "options:\n"
-            "  --config C        quick (experiments/quick.ini), paper (experiments/paper/8L0E.ini) or an\n"
-            "                    INI file; repeat for several; default: quick, then paper\n"
-            "  --rounds N        timed rounds per config and side (default 3); avg/min/max over them\n"
-            "  --warmup-rounds K untimed rounds before them (default 1)\n"
-            "  --init CKPT       start from this checkpoint (e.g. `sapo pretrain` output) instead of a\n"
-            "                    random init; applied to every selected config of its shape (an error\n"
-            "                    when none has it); repeat for configs of different shapes\n"
-            "  --threads T       OpenBLAS threads of our side and torch.set_num_threads of theirs\n"
-            "                    (default 1: one rank per core)\n"
-            "  --no-torch        measure our side only (the torch columns print '-')\n"
-            "  --keep            keep each config's work directory (config.ini, init.ckpt, round.json,\n"
-            "                    ours.json) and print its path\n"
-            "  section.key=value override a config key (see `sapo info`) in every selected config,\n"
-            "                    before the benchmark's own settings above\n\n"
+            "options:\n");
+    cli_print_options(out, OPTIONS);
+    fprintf(out,
+            "  section.key=value  override a config key (see `sapo info`) in every selected config,\n"
+            "                     before the benchmark's own settings above\n\n"
             "output: '#' lines are metadata; one row per config and phase: our avg/min/max, torch's\n"
             "avg/min/max (seconds; MB for peak RSS) and torch/ours of the averages (> 1: we are faster\n"
             "or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
@@ -585,44 +585,39 @@ int bench_round_main(int argc, char** argv) {
     const char* child_dir = NULL;
     const char* names[MAX_CONFIGS];
     int n_names = 0;
-    o.overrides = mallocCheck(sizeof(char*) * (size_t)(argc + 1));
-    for (int i = 1; i < argc; i++) {
-        const char* a = argv[i];
-        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            free(o.overrides);
-            return 0;
-        } else if (!strcmp(a, "--no-torch")) o.torch = 0;
-        else if (!strcmp(a, "--keep")) o.keep = 1;
-        else if (!strcmp(a, "--rounds")) { o.rounds = parse_int_arg(a, v, 1, 100000); i++; }
-        else if (!strcmp(a, "--warmup-rounds")) { o.warmup = parse_int_arg(a, v, 0, 100000); i++; }
-        else if (!strcmp(a, "--threads")) { o.threads = parse_int_arg(a, v, 1, 256); i++; }
-        else if (!strcmp(a, "--child") && v) { child_dir = v; i++; }
-        else if (!strcmp(a, "--config") && v) {
-            if (n_names >= MAX_CONFIGS) {
-                fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
-                return 2;
-            }
-            names[n_names++] = v;
-            i++;
-        } else if (!strcmp(a, "--init") && v) {
-            if (o.n_inits >= MAX_INITS) {
-                fprintf(stderr, "sapo bench round: at most %d --init\n", MAX_INITS);
-                return 2;
-            }
-            o.inits[o.n_inits++] = v;
-            i++;
-        } else if (strncmp(a, "--", 2) && strchr(a, '=')) {
-            o.overrides[o.n_overrides++] = argv[i];
-        } else if (!v && (!strcmp(a, "--config") || !strcmp(a, "--init") || !strcmp(a, "--child"))) {
-            fprintf(stderr, "sapo bench round: %s needs a value (see --help)\n", a);
-            return 2;
-        } else {
-            fprintf(stderr, "sapo bench round: %s '%s' (see --help)\n",
-                    !strncmp(a, "--", 2) ? "unknown option" : "unexpected argument (not section.key=value)", a);
-            return 2;
+    CliArgs a;
+    int parsed = cli_parse("bench round", OPTIONS, argc, argv, &a);
+    o.overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
+    for (int i = 0; parsed == 0 && i < a.n_pos; i++) {
+        if (strchr(a.pos[i], '=')) o.overrides[o.n_overrides++] = a.pos[i];
+        else parsed = cli_unexpected("bench round", a.pos[i], "not section.key=value; see --help");
+    }
+    for (int i = 0; parsed == 0 && i < a.n_given; i++) {
+        const CliGiven* g = &a.given[i];
+        if (g->opt == OPT_CONFIG && n_names >= MAX_CONFIGS) {
+            fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
+            parsed = -1;
+        } else if (g->opt == OPT_CONFIG) {
+            names[n_names++] = g->value;
+        } else if (g->opt == OPT_INIT && o.n_inits >= MAX_INITS) {
+            fprintf(stderr, "sapo bench round: at most %d --init\n", MAX_INITS);
+            parsed = -1;
+        } else if (g->opt == OPT_INIT) {
+            o.inits[o.n_inits++] = g->value;
         }
+    }
+    if (parsed == 0 && (cli_opt_int(&a, OPT_ROUNDS, 1, 100000, &o.rounds) ||
+                        cli_opt_int(&a, OPT_WARMUP_ROUNDS, 0, 100000, &o.warmup) ||
+                        cli_opt_int(&a, OPT_THREADS, 1, 256, &o.threads)))
+        parsed = -1;
+    if (a.opt[OPT_NO_TORCH]) o.torch = 0;
+    if (a.opt[OPT_KEEP]) o.keep = 1;
+    child_dir = a.opt[OPT_CHILD];
+    cli_args_free(&a);
+    if (parsed) {
+        if (parsed > 0) usage(stdout);
+        free(o.overrides);
+        return parsed > 0 ? 0 : 2;
     }
     if (child_dir) {
         free(o.overrides);

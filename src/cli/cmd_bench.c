@@ -36,10 +36,12 @@ static int bench_swarm_main(int argc, char** argv) {
 
 int cmd_bench(int argc, char** argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        printf("usage: sapo bench model [options]   (see `sapo bench model --help`)\n"
-               "       sapo bench round [--config quick|paper|FILE.ini] [--rounds N] [--init CKPT] [--no-torch]\n"
-               "                        one node-round (generate + score + train), ours vs PyTorch eager (see --help)\n"
-               "       sapo bench swarm [--ranks N] [--rounds R]   (runs mpirun itself; see --help)\n");
+        /* no benchmark named: the usage is the error (stderr, exit 2) */
+        fprintf(argc < 2 ? stderr : stdout,
+                "usage: sapo bench model [options]   (see `sapo bench model --help`)\n"
+                "       sapo bench round [--config quick|paper|FILE.ini] [--rounds N] [--init CKPT] [--no-torch]\n"
+                "                        one node-round (generate + score + train), ours vs PyTorch eager (see --help)\n"
+                "       sapo bench swarm [--ranks N] [--rounds R]   (runs mpirun itself; see --help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (argv[1][0] == '-') { /* each benchmark parses its own options (src/bench) */

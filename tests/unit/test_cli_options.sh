@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The commands' option tables (getopt_long, src/cli/cli_util.c): an unknown option or a
+# The commands' option tables (getopt_long, src/core/cli_options.c, the benchmarks' too): an unknown option or a
 # missing value is one line naming it and --help, exit 2; --help prints each table's
 # options; a bad integer names the flag and its range; CONFIG.ini and section.key=value
 # overrides still reach the config (a bad override is still a config error).
@@ -7,7 +7,8 @@ set -u
 # shellcheck source=tests/unit/cli_expect.sh
 . "$(dirname "$0")/cli_expect.sh"
 EXPECT_ONE_LINE=1
-for cmd in pretrain demo info verify "tasks gen" "tasks list" "tasks score" "tasks baseline"; do
+for cmd in pretrain demo info verify "tasks gen" "tasks list" "tasks score" "tasks baseline" "bench model" \
+           "bench round"; do
   # shellcheck disable=SC2086
   expect 2 "^sapo $cmd: unknown option '--bogus' \(see \`sapo $cmd --help\`\)$" "$SAPO" $cmd --bogus
 done
@@ -16,6 +17,16 @@ expect 2 "^sapo demo: --steps 'x': expected an integer in \[1, 2147483647\]$" "$
 expect 2 "^sapo demo: --batch '0': expected an integer in \[1, 4096\]$" "$SAPO" demo --batch 0
 expect 2 "^sapo verify: --node '-1': expected an integer in \[0, 2147483647\]$" "$SAPO" verify --ckpt /dev/null --rollout /dev/null --node -1
 expect 2 "^sapo bench: unknown option '--bogus'" "$SAPO" bench --bogus
+expect 2 "^sapo bench: unknown benchmark 'x' \(expected: model, round, swarm\)$" "$SAPO" bench x
+expect 2 "^sapo bench model: --ctx 'abc': expected an integer in \[2, 4096\]$" "$SAPO" bench model --ctx abc
+expect 2 "^sapo bench model: option '--ctx' needs a value \(see \`sapo bench model --help\`\)$" "$SAPO" bench model --ctx
+expect 2 "^sapo bench model: option '--no-torch' takes no value" "$SAPO" bench model --no-torch=1
+expect 2 "^sapo bench model: --mode 'xyz': expected fast, det or both$" "$SAPO" bench model --mode xyz
+expect 2 "^sapo bench model: --size '2,3,64': expected L,H,C with C a multiple of H$" "$SAPO" bench model --size 2,3,64
+expect 2 "^sapo bench model: unexpected argument 'x'" "$SAPO" bench model x
+expect 2 "^sapo bench round: --rounds '0': expected an integer in \[1, 100000\]$" "$SAPO" bench round --rounds 0
+expect 2 "^sapo bench round: option '--init' needs a value" "$SAPO" bench round --no-torch --init
+expect 2 "^sapo bench round: unexpected argument 'x' \(not section.key=value" "$SAPO" bench round x
 expect 2 "^sapo info: unexpected argument 'x'" "$SAPO" info x
 expect 2 "^sapo pretrain: config error: .*model.n_layer" "$SAPO" pretrain model.n_layer=abc --quiet
 expect 2 "^sapo pretrain: config error: .*no_such_file.ini" "$SAPO" pretrain no_such_file.ini --out x.ckpt
@@ -26,6 +37,10 @@ expect 0 "--steps N +training steps" "$SAPO" demo --help
 expect 0 "--resume RUN_DIR +continue" "$SAPO" run --help
 expect 0 "--columns +instead" "$SAPO" info --help
 expect 0 "--node K +whose" "$SAPO" verify -h
+expect 0 "--ctx T +context length" "$SAPO" bench model --help
+expect 0 "--warmup-rounds K +untimed rounds" "$SAPO" bench round --help
+expect 0 "section.key=value +override a config key" "$SAPO" bench round --help
+if "$SAPO" bench round --help | grep -q -- --child; then fail "bench round --help lists the internal --child"; fi
 expect 0 '^\| `reward_own` \|' "$SAPO" info --columns
 # pretrain's report is the nodes' evaluation (swarm/evaluation.c) on the run's held-out set.
 TINY="model.n_layer=1 model.d_model=32 model.n_head=2 model.n_ctx=160 gen.max_new_tokens=24 tasks.preset=tiny
