@@ -223,7 +223,8 @@ static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* size
     CliArgs a;
     int parsed = cli_parse("bench model", OPTIONS, argc, argv, &a);
     if (parsed == 0 && a.n_pos) parsed = cli_unexpected("bench model", a.pos[0], "see --help");
-    if (parsed == 0 && (cli_opt_int(&a, OPT_CTX, 2, 4096, &o->ctx) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &o->batch) ||
+    if (parsed == 0 && (cli_opt_int(&a, OPT_CTX, 2, 4096, &o->ctx) ||
+                        cli_opt_int(&a, OPT_BATCH, 1, 4096, &o->batch) ||
                         cli_opt_int(&a, OPT_PROMPT, 1, 4096, &o->prompt) ||
                         cli_opt_int(&a, OPT_NEW, 1, 4096, &o->new_tokens) ||
                         cli_opt_int(&a, OPT_WARMUP, 0, 100, &o->warmup) ||
@@ -241,7 +242,7 @@ static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* size
     const char* size = a.opt[OPT_SIZE];
     if (parsed == 0 && size) {
         if (sscanf(size, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
-            sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel % sizes[0].heads) {
+            sizes[0].layers < 1 || sizes[0].heads < 1 || sizes[0].dmodel < 1 || sizes[0].dmodel % sizes[0].heads) {
             fprintf(stderr, "sapo bench model: --size '%s': expected L,H,C with C a multiple of H\n", size);
             parsed = -1;
         }
