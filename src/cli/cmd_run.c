@@ -575,15 +575,15 @@ static void run_write_index(SwarmRun* run) {
 static void run_print_node0(SwarmRun* run) {
     const SwarmNode* node = run->node;
     SwarmSettings sw = swarm_settings_read(run->cfg);
-    logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local,
-              node->n_external, node->n_completions, node->policy->num_params, sw.tasks_names,
+    logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->set.n_local,
+              node->set.n_external, node->set.n_completions, node->policy->num_params, sw.tasks_names,
               sw.tasks_preset);
     logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     if (node->eval.n > 0)
         logf_both(&run->log,
                   "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
                   node->eval.n, (long long)sw.eval_seed, (unsigned long long)node->eval.digest,
-                  node->eval_every);
+                  sw.eval_every);
 }
 
 /* Every node built, its log opened (or cut back to the checkpoint), its checkpoint loaded;
