@@ -34,7 +34,6 @@
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_log.h"
-#include "model/model_from_config.h"
 
 static const CliOption OPTIONS[] = {
     {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
@@ -247,7 +246,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
     if (!there) set_error(err, errlen, "node %d: %s is missing (the checkpoint after round %d continues it)", rank, log, start);
     free(log);
     if (!there) return -1;
-    GPTConfig shape = gpt_config_from(cfg, rank);
+    GPTConfig shape = node_settings_read(cfg, rank).model;
     if (node_checkpoint_verify(dir, rank, start, &shape, S_COUNT, why, sizeof why))
         return set_error(err, errlen, "node %d: %s", rank, why);
     return 0;
