@@ -35,6 +35,7 @@
 #include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
+#include "tasks/registry.h"
 
 #define MAX_CONFIGS 8
 #define MAX_INITS 8
@@ -666,7 +667,7 @@ int bench_round_main(int argc, char** argv) {
                "temperature %g, tasks %s (%s), backend %s\n",
                o.configs[c].label, o.configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
                (long)node0.gen.max_new_tokens, node0.gen.sampler.temperature, sw.tasks_names,
-               sw.tasks_preset, node0.backend);
+               task_preset_name(sw.tasks_preset), model_backend_choice_name(node0.backend));
         if (*o.configs[c].init)
             printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
                    o.configs[c].label, o.configs[c].init);
@@ -703,8 +704,7 @@ int bench_round_main(int argc, char** argv) {
         if (run_ours(&o, dir, &ours[c], &mismatch[c])) {
             failed = 1;
         } else if (o.torch) {
-            const char* backend = node_settings_read(rc->cfg, 0).backend;
-            const ModelBackend* be = model_backend_find(backend);
+            const ModelBackend* be = model_backend_for(node_settings_read(rc->cfg, 0).backend);
             const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
             if (run_torch(&o, dir, device, &torch[c])) failed = 1;
         }

@@ -34,6 +34,7 @@
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_log.h"
+#include "tasks/registry.h"
 
 static const CliOption OPTIONS[] = {
     {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
@@ -576,7 +577,7 @@ static void run_print_node0(SwarmRun* run) {
     SwarmSettings sw = swarm_settings_read(run->cfg);
     logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->set.n_local,
               node->set.n_external, node->set.n_completions, node->policy->num_params, sw.tasks_names,
-              sw.tasks_preset);
+              task_preset_name(sw.tasks_preset));
     logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     if (node->eval.n > 0)
         logf_both(&run->log,

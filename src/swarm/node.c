@@ -46,7 +46,7 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->slowdown = n->netem->slowdown[rank];
     n->transport = transport_select(cfg, comm, n->netem, rank, n->exchange_info, sizeof n->exchange_info);
     GPTConfig g = n->set.model;
-    const ModelBackend* backend = model_backend_find(n->set.backend);
+    const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
     n->cap = node_model_capacity(cfg, rank);
     int I = n->set.n_local, rows = n->set.n_local * n->set.n_completions, eval_questions = n->sw.eval_questions;

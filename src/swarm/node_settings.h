@@ -18,8 +18,8 @@
 typedef struct {
     uint64_t seed;           /* swarm.seed */
     int rounds;
-    const char* tasks_names; /* tasks.names, tasks.preset: strings owned by the Config */
-    const char* tasks_preset;
+    const char* tasks_names; /* tasks.names: a string owned by the Config */
+    TaskPreset tasks_preset;
     double max_unanswerable;
     int eval_every, eval_questions;
     uint64_t eval_seed;
@@ -40,7 +40,7 @@ typedef struct {
 
 typedef struct {
     GPTConfig model;
-    const char* backend;     /* model.backend, a name for model_backend_find */
+    BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
     int micro_tokens;
     AdamWConfig adamw;
