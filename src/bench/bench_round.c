@@ -32,11 +32,11 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
-#include "model/model_from_config.h"
 #include "swarm/node.h"
 #include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
+#include "tasks/registry.h"
 
 #define MAX_CONFIGS 8
 #define MAX_INITS 8
@@ -216,7 +216,7 @@ static int place_inits(RoundOptions* o) {
         }
         int used = 0;
         for (int c = 0; c < o->n_configs; c++) {
-            GPTConfig g = gpt_config_from(o->configs[c].cfg, 0);
+            GPTConfig g = node_settings_read(o->configs[c].cfg, 0).model;
             if (g.n_layer != info.cfg.n_layer || g.n_head != info.cfg.n_head || g.d_model != info.cfg.d_model ||
                 g.n_ctx != info.cfg.n_ctx)
                 continue;
@@ -314,11 +314,11 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     cJSON_AddNumberToObject(j, "beta2", hp.beta2);
     cJSON_AddNumberToObject(j, "eps", hp.eps);
     cJSON_AddNumberToObject(j, "weight_decay", hp.weight_decay);
-    cJSON_AddNumberToObject(j, "grad_clip", config_node_float(cfg, 0, "optim.grad_clip"));
-    cJSON_AddNumberToObject(j, "eps_low", config_float(cfg, "grpo.eps_low"));
-    cJSON_AddNumberToObject(j, "eps_high", config_float(cfg, "grpo.eps_high"));
-    cJSON_AddNumberToObject(j, "ppo_epochs", (double)config_int(cfg, "grpo.ppo_epochs"));
-    cJSON_AddNumberToObject(j, "kl", config_float(cfg, "grpo.kl"));
+    cJSON_AddNumberToObject(j, "grad_clip", node0.grad_clip);
+    cJSON_AddNumberToObject(j, "eps_low", node0.grpo.eps_low);
+    cJSON_AddNumberToObject(j, "eps_high", node0.grpo.eps_high);
+    cJSON_AddNumberToObject(j, "ppo_epochs", node0.grpo.ppo_epochs);
+    cJSON_AddNumberToObject(j, "kl", node0.grpo.kl);
     cJSON_AddStringToObject(j, "backend", m->backend->name);
     cJSON* rounds_json = cJSON_AddArrayToObject(j, "rounds");
     int total = warmup + rounds;
@@ -661,8 +661,8 @@ int bench_round_main(int argc, char** argv) {
         printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
                "temperature %g, tasks %s (%s), backend %s\n",
                o.configs[c].label, o.configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
-               (long)node0.gen.max_new_tokens, config_node_float(cfg, 0, "gen.temperature"), sw.tasks_names,
-               sw.tasks_preset, node0.backend);
+               (long)node0.gen.max_new_tokens, node0.gen.sampler.temperature, sw.tasks_names,
+               task_preset_name(sw.tasks_preset), model_backend_choice_name(node0.backend));
         if (*o.configs[c].init)
             printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
                    o.configs[c].label, o.configs[c].init);
@@ -699,8 +699,7 @@ int bench_round_main(int argc, char** argv) {
         if (run_ours(&o, dir, &ours[c], &mismatch[c])) {
             failed = 1;
         } else if (o.torch) {
-            const char* backend = node_settings_read(rc->cfg, 0).backend;
-            const ModelBackend* be = model_backend_find(backend);
+            const ModelBackend* be = model_backend_for(node_settings_read(rc->cfg, 0).backend);
             const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
             if (run_torch(&o, dir, device, &torch[c])) failed = 1;
         }

@@ -16,7 +16,6 @@
 #include "model/checkpoint.h"
 #include "model/generate.h"
 #include "model/gpt.h"
-#include "model/model_from_config.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/node_settings.h"
@@ -71,9 +70,10 @@ int cmd_demo(int argc, char** argv) {
         return 1;
     }
     openblas_set_num_threads(1);
-    GPTConfig gc = gpt_config_from(cfg, 0);
+    NodeSettings node0 = node_settings_read(cfg, 0);
+    GPTConfig gc = node0.model;
     if (gc.n_ctx < DEMO_T) gc.n_ctx = DEMO_T;
-    AdamWConfig hp = adamw_config_from(cfg, 0);
+    AdamWConfig hp = node0.adamw;
     float clip = node_settings_read(cfg, -1).grad_clip;
     uint64_t seed = swarm_settings_read(cfg).init_seed;
     Model* m = model_create(&gc, model_backend_find("cpu"), B, seed);

@@ -114,11 +114,10 @@ int cmd_pretrain(int argc, char** argv) {
         return 2;
     }
     /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
-    const char* backend_name = node0.backend;
-    const ModelBackend* backend = model_backend_find(backend_name);
+    const ModelBackend* backend = model_backend_for(node0.backend);
     if (!backend) {
         fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
-                        "machine\n", backend_name);
+                        "machine\n", model_backend_choice_name(node0.backend));
         return 2;
     }
     char* owned = NULL;
@@ -165,7 +164,7 @@ int cmd_pretrain(int argc, char** argv) {
     int T = gc.n_ctx;
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
-           steps, B, ts.n, sw.tasks_preset, gc.n_layer, gc.d_model, gc.n_ctx, m->num_params, hp.lr);
+           steps, B, ts.n, task_preset_name(sw.tasks_preset), gc.n_layer, gc.d_model, gc.n_ctx, m->num_params, hp.lr);
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);

@@ -34,7 +34,7 @@
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_log.h"
-#include "model/model_from_config.h"
+#include "tasks/registry.h"
 
 static const CliOption OPTIONS[] = {
     {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
@@ -247,7 +247,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
     if (!there) set_error(err, errlen, "node %d: %s is missing (the checkpoint after round %d continues it)", rank, log, start);
     free(log);
     if (!there) return -1;
-    GPTConfig shape = gpt_config_from(cfg, rank);
+    GPTConfig shape = node_settings_read(cfg, rank).model;
     if (node_checkpoint_verify(dir, rank, start, &shape, S_COUNT, why, sizeof why))
         return set_error(err, errlen, "node %d: %s", rank, why);
     return 0;
@@ -575,15 +575,15 @@ static void run_write_index(SwarmRun* run) {
 static void run_print_node0(SwarmRun* run) {
     const SwarmNode* node = run->node;
     SwarmSettings sw = swarm_settings_read(run->cfg);
-    logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->n_local,
-              node->n_external, node->n_completions, node->policy->num_params, sw.tasks_names,
-              sw.tasks_preset);
+    logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->set.n_local,
+              node->set.n_external, node->set.n_completions, node->policy->num_params, sw.tasks_names,
+              task_preset_name(sw.tasks_preset));
     logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     if (node->eval.n > 0)
         logf_both(&run->log,
                   "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
                   node->eval.n, (long long)sw.eval_seed, (unsigned long long)node->eval.digest,
-                  node->eval_every);
+                  sw.eval_every);
 }
 
 /* Every node built, its log opened (or cut back to the checkpoint), its checkpoint loaded;

@@ -18,10 +18,10 @@
 #include "core/check.h"
 #include "core/config.h"
 #include "model/checkpoint.h"
-#include "model/model_from_config.h"
 #include "model/recompute.h"
 #include "model/tokenizer.h"
 #include "swarm/message.h"
+#include "swarm/node_settings.h"
 #include "swarm/taskset.h"
 
 static const CliOption OPTIONS[] = {
@@ -107,8 +107,9 @@ int cmd_verify(int argc, char** argv) {
     }
     free(buf);
     int node = node_given >= 0 ? (int)node_given : msg.sender;
-    GPTConfig g = gpt_config_from(cfg, node);
-    GenConfig gen = gen_config_from(cfg, node);
+    NodeSettings ns = node_settings_read(cfg, node);
+    GPTConfig g = ns.model;
+    GenConfig gen = ns.gen;
     ModelCapacity cap = model_capacity_dense(&g, 1);
     Model* m = model_create_cap(&g, model_backend_find("cpu"), &cap, 0);
     if (checkpoint_load(m, ckpt, 0, err, sizeof err)) {

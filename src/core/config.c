@@ -407,7 +407,6 @@ static int choice_count(const char* choices) {
 /* Stops the program when the C enums of config_enums.h disagree with the schema's choices
  * (another count, another name, another order). */
 static void config_enums_check(void) {
-#define CONFIG_ENUM_NAME(c, name) name,
 #define CONFIG_ENUM_CHECK(key, VALUES)                                                                    \
     {                                                                                                     \
         static const char* const names[] = {VALUES(CONFIG_ENUM_NAME)};                                    \
@@ -422,7 +421,6 @@ static void config_enums_check(void) {
     }
     CONFIG_ENUM_KEYS(CONFIG_ENUM_CHECK)
 #undef CONFIG_ENUM_CHECK
-#undef CONFIG_ENUM_NAME
 }
 
 Config* config_new(void) {

@@ -2,11 +2,21 @@
  * config_enum / config_node_enum return one of them directly. Each enum is written once as
  * an X-macro list X(CONSTANT, "name"); config_new checks at startup that the names agree,
  * in order, with the choices in config_schema.c (see config_enums_check), so they cannot
- * drift. model.backend and tasks.preset stay strings: their consumers look up by name. */
+ * drift. The names are printed through tables built from the same lists (CONFIG_ENUM_NAME):
+ * model_backend_choice_name (model/gpt.h) and task_preset_name (tasks/registry.h). */
 #ifndef SAPO_CORE_CONFIG_ENUMS_H
 #define SAPO_CORE_CONFIG_ENUMS_H
 
 #define CONFIG_ENUM_CONSTANT(c, name) c,
+#define CONFIG_ENUM_NAME(c, name) name,
+
+/* model.backend: auto = cuda when built and a GPU is visible, else cpu (model_backend_for) */
+#define BACKEND_CHOICE_VALUES(X) X(BACKEND_CPU, "cpu") X(BACKEND_CUDA, "cuda") X(BACKEND_AUTO, "auto")
+typedef enum { BACKEND_CHOICE_VALUES(CONFIG_ENUM_CONSTANT) } BackendChoice;
+
+/* tasks.preset: the task registry's difficulty presets */
+#define TASK_PRESET_VALUES(X) X(TASK_PRESET_PAPER, "paper") X(TASK_PRESET_SMALL, "small") X(TASK_PRESET_TINY, "tiny")
+typedef enum { TASK_PRESET_VALUES(CONFIG_ENUM_CONSTANT) } TaskPreset;
 
 /* net.transport */
 #define NET_TRANSPORT_VALUES(X) X(NET_TRANSPORT_ALLGATHER, "allgather") X(NET_TRANSPORT_P2P, "p2p")
@@ -40,6 +50,8 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
 
 /* Every key above with its list: config_enums_check walks this. */
 #define CONFIG_ENUM_KEYS(K)                                                                                     \
+    K("model.backend", BACKEND_CHOICE_VALUES)                                                                  \
+    K("tasks.preset", TASK_PRESET_VALUES)                                                                      \
     K("net.transport", NET_TRANSPORT_VALUES)                                                                   \
     K("net.clock", NET_CLOCK_VALUES)                                                                           \
     K("net.latency_dist", LATENCY_DIST_VALUES)                                                                 \

@@ -19,14 +19,30 @@ const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
 
 extern const ModelBackend MODEL_BACKEND_CPU;
 
-const ModelBackend* model_backend_find(const char* name) {
-    if (!strcmp(name, "cpu")) return &MODEL_BACKEND_CPU;
+static const char* const BACKEND_CHOICE_NAMES[] = {BACKEND_CHOICE_VALUES(CONFIG_ENUM_NAME)};
+#define N_BACKEND_CHOICES ((int)(sizeof BACKEND_CHOICE_NAMES / sizeof BACKEND_CHOICE_NAMES[0]))
+
+const ModelBackend* model_backend_for(BackendChoice choice) {
+    switch (choice) {
+    case BACKEND_CPU: return &MODEL_BACKEND_CPU;
 #ifdef SAPO_HAVE_CUDA
-    if (!strcmp(name, "cuda")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : NULL;
-    if (!strcmp(name, "auto")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : &MODEL_BACKEND_CPU;
+    case BACKEND_CUDA: return cuda_backend_available() ? &MODEL_BACKEND_CUDA : NULL;
+    case BACKEND_AUTO: return cuda_backend_available() ? &MODEL_BACKEND_CUDA : &MODEL_BACKEND_CPU;
 #else
-    if (!strcmp(name, "auto")) return &MODEL_BACKEND_CPU;
+    case BACKEND_CUDA: return NULL;
+    case BACKEND_AUTO: return &MODEL_BACKEND_CPU;
 #endif
+    }
+    return NULL;
+}
+
+const char* model_backend_choice_name(BackendChoice choice) {
+    return (unsigned)choice < (unsigned)N_BACKEND_CHOICES ? BACKEND_CHOICE_NAMES[choice] : "?";
+}
+
+const ModelBackend* model_backend_find(const char* name) {
+    for (int i = 0; i < N_BACKEND_CHOICES; i++)
+        if (!strcmp(name, BACKEND_CHOICE_NAMES[i])) return model_backend_for((BackendChoice)i);
     return NULL;
 }
 

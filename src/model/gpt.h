@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/config_enums.h" /* BackendChoice: model.backend */
+
 enum {
     TOK_BOS = 256,  /* starts every prompt */
     TOK_EOS = 257,  /* ends a completion */
@@ -156,8 +158,12 @@ void gpt_tensor_sizes(const GPTConfig* cfg, size_t sizes[GPT_NUM_TENSORS]);
 /* Points the named views into a buffer laid out as gpt_tensor_sizes says. */
 void gpt_point_params(GPTParams* p, float* memory, const size_t sizes[GPT_NUM_TENSORS]);
 
-/* The backend by name ("cpu", "cuda"; "auto" = cuda when available, else cpu); NULL if
- * unknown or not built. */
+/* The backend model.backend chooses: cpu, cuda (NULL when not built or no GPU is visible),
+ * auto = cuda when available, else cpu. */
+const ModelBackend* model_backend_for(BackendChoice choice);
+/* The choice's name as model.backend writes it ("cpu", "cuda", "auto"). */
+const char* model_backend_choice_name(BackendChoice choice);
+/* The backend by one of those names; NULL if unknown or not available. */
 const ModelBackend* model_backend_find(const char* name);
 
 /* A model with zeroed gradients and moments, parameters initialised GPT-2 style from the

@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "swarm/node_settings.h"
+#include "tasks/registry.h"
 
 /* The check's own stream seed: the items do not depend on swarm.seed. */
 #define BUDGET_SEED 0x5a9b0d6e7ULL
@@ -103,10 +104,10 @@ static const char* plural(const char* nodes) { return strpbrk(nodes, ",-") || !s
 
 int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen) {
     SwarmSettings sw = swarm_settings_read(cfg);
-    const char* preset = sw.tasks_preset;
+    const char* preset = task_preset_name(sw.tasks_preset);
     double limit = sw.max_unanswerable;
     TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, preset, err, errlen)) return -1;
+    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, errlen)) return -1;
     BudgetSample* samples = callocCheck((size_t)ts.n, sizeof *samples);
     if (budget_sample(&ts, BUDGET_ITEMS, samples, err, errlen)) {
         free(samples);

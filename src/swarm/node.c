@@ -25,30 +25,17 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->rank = rank;
     n->n_nodes = n_nodes;
     n->comm = comm;
-    SwarmSettings sw = swarm_settings_read(cfg);
-    NodeSettings ns = node_settings_read(cfg, rank);
-    n->seed = sw.seed;
-    n->n_local = ns.n_local;
-    n->n_external = ns.n_external;
-    n->n_completions = ns.n_completions;
-    n->filter_zero_adv = ns.filter_zero_adv;
-    n->eval_every = sw.eval_every;
-    n->eval_questions = sw.eval_questions;
-    n->fault = ns.fault;
-    n->grad_clip = ns.grad_clip;
-    n->adamw = ns.adamw;
-    n->gen = ns.gen;
-    n->external = ns.external;
-    n->grpo = ns.grpo;
-    n->gen.stop = COMPLETION_STOP;
-    snprintf(n->dump_dir, sizeof n->dump_dir, "%s", sw.dump_messages);
+    n->sw = swarm_settings_read(cfg);
+    n->set = node_settings_read(cfg, rank);
+    n->set.gen.stop = COMPLETION_STOP;
+    snprintf(n->dump_dir, sizeof n->dump_dir, "%s", n->sw.dump_messages);
     if (n->dump_dir[0]) mkdir(n->dump_dir, 0777); /* every rank tries; one creates it */
-    if (taskset_build(&n->tasks, sw.tasks_names, sw.tasks_preset, err, errlen)) {
+    if (taskset_build(&n->tasks, n->sw.tasks_names, n->sw.tasks_preset, err, errlen)) {
         free(n);
         return NULL;
     }
     /* the same on every rank (a pure function of the config), so it fails on all or none */
-    if (evalset_build(&n->eval, &n->tasks, sw.eval_seed, n->eval_questions, err, errlen)) {
+    if (evalset_build(&n->eval, &n->tasks, n->sw.eval_seed, n->sw.eval_questions, err, errlen)) {
         taskset_free(&n->tasks);
         free(n);
         return NULL;
@@ -58,20 +45,21 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->netem = netem_create(cfg, n_nodes);
     n->slowdown = n->netem->slowdown[rank];
     n->transport = transport_select(cfg, comm, n->netem, rank, n->exchange_info, sizeof n->exchange_info);
-    GPTConfig g = ns.model;
-    const ModelBackend* backend = model_backend_find(ns.backend);
-    uint64_t init_seed = sw.init_seed;
+    GPTConfig g = n->set.model;
+    const ModelBackend* backend = model_backend_for(n->set.backend);
+    uint64_t init_seed = n->sw.init_seed;
     n->cap = node_model_capacity(cfg, rank);
-    n->max_prompts = n->n_local > n->eval_questions ? n->n_local : n->eval_questions;
+    int I = n->set.n_local, rows = n->set.n_local * n->set.n_completions, eval_questions = n->sw.eval_questions;
+    n->max_prompts = I > eval_questions ? I : eval_questions;
     if (n->max_prompts < 1) n->max_prompts = 1;
-    n->max_rows = n->n_local * n->n_completions > n->eval_questions ? n->n_local * n->n_completions : n->eval_questions;
+    n->max_rows = rows > eval_questions ? rows : eval_questions;
     n->policy = model_create_cap(&g, backend, &n->cap, init_seed);
-    const char* init = ns.init;
+    const char* init = n->set.init;
     if (*init && checkpoint_load(n->policy, init, 0, err, errlen)) {
         node_free(n);
         return NULL;
     }
-    if (n->grpo.kl > 0.0f) {
+    if (n->set.grpo.kl > 0.0f) {
         n->ref = model_create_cap(&g, backend, &n->cap, init_seed);
         if (*init && checkpoint_load(n->ref, init, 0, err, errlen)) {
             node_free(n);
@@ -81,9 +69,9 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->trainer = grpo_trainer_create(n->policy, n->ref);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
-    n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->gen.max_new_tokens);
+    n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->set.gen.max_new_tokens);
     n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
-    n->out_logprobs = mallocCheck(sizeof(float) * n->max_rows * n->gen.max_new_tokens);
+    n->out_logprobs = mallocCheck(sizeof(float) * n->max_rows * n->set.gen.max_new_tokens);
     return n;
 }
 
@@ -129,10 +117,10 @@ static float* text_logprobs(const int* tokens, const float* logprobs, int n, siz
  * when lps is not NULL, each text's behaviour log-probs (heap, one per byte) into lps. */
 static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, int L, RngStream* rng, char** texts,
                            float** lps) {
-    int n_ctx = n->policy->cfg.n_ctx, max_prompt = n_ctx - n->gen.max_new_tokens, max_new = n->gen.max_new_tokens;
+    int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens, max_prompt = n_ctx - max_new;
     for (int p = 0; p < n_prompts; p++)
         n->prompt_lens[p] = tok_encode_prompt(prompts[p], n->prompt_tokens + (size_t)p * n_ctx, max_prompt);
-    model_generate_groups_logprobs(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->gen, rng,
+    model_generate_groups_logprobs(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->set.gen, rng,
                                    n->out_tokens, n->out_lens, n->out_logprobs);
     for (int r = 0; r < n_prompts * L; r++) {
         const int* toks = n->out_tokens + (size_t)r * max_new;
@@ -177,7 +165,7 @@ static void round_state_free(RoundState* s) {
 /* ask: I questions from the (seed, rank, round, questions) stream. */
 static void round_ask(SwarmNode* n, RoundState* s) {
     char err[512];
-    RngStream qrng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_QUESTIONS);
+    RngStream qrng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_QUESTIONS);
     s->qs = callocCheck(s->I, sizeof *s->qs);
     s->prompts = mallocCheck(sizeof(char*) * s->I);
     for (int i = 0; i < s->I; i++) {
@@ -192,7 +180,7 @@ static void round_generate_and_score(SwarmNode* n, RoundState* s, RoundRecord* r
     s->texts = mallocCheck(sizeof(char*) * rows);
     s->text_lps = mallocCheck(sizeof(float*) * rows);
     s->rewards = mallocCheck(sizeof(float) * rows);
-    RngStream grng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_GENERATE);
+    RngStream grng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_GENERATE);
     generate_texts(n, s->prompts, s->I, L, &grng, s->texts, s->text_lps);
     double by_task_sum[TASK_N_IDS] = {0}, formatted = 0.0, length = 0.0;
     int by_task_n[TASK_N_IDS] = {0};
@@ -232,7 +220,7 @@ static void round_encode(SwarmNode* n, RoundState* s) {
         g->n_completions = s->L;
         g->completions = s->texts + (size_t)i * s->L;
         g->logprobs = s->text_lps + (size_t)i * s->L;
-        node_fault_corrupt_group(n->fault, g);
+        node_fault_corrupt_group(n->set.fault, g);
     }
     if (message_encode(&msg, &s->msg, &s->msg_len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
     for (int i = 0; i < s->I; i++) free(msg.groups[i].metadata_json);
@@ -251,7 +239,7 @@ static void round_dump(const SwarmNode* n, const RoundState* s) {
  * transport and receive this round's inbox. */
 static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     round_encode(n, s);
-    node_fault_corrupt_bytes(n->fault, n->seed, n->rank, s->round, s->msg, &s->msg_len);
+    node_fault_corrupt_bytes(n->set.fault, n->sw.seed, n->rank, s->round, s->msg, &s->msg_len);
     if (n->dump_dir[0]) round_dump(n, s);
     rec->m[RM_ONLINE] = !netem_offline(n->netem, n->rank, s->round);
     ExchangeStats st;
@@ -304,16 +292,17 @@ static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     inbox_free(inbox);
     free(ext_rewards);
     rec->m[RM_POOL_SIZE] = n->pool.n;
-    rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->filter_zero_adv);
+    rec->m[RM_POOL_ELIGIBLE] = pool_eligible(&n->pool, n->set.filter_zero_adv);
 }
 
 /* select: up to J external groups drawn from the filtered pool. */
 static void round_select(SwarmNode* n, RoundState* s, RoundRecord* rec) {
-    s->chosen = mallocCheck(sizeof(int) * (n->n_external > 0 ? n->n_external : 1));
-    RngStream prng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_POOL);
-    s->used = n->n_external > 0 ? pool_draw(&n->pool, n->n_external, n->filter_zero_adv, &prng, s->chosen) : 0;
+    int J = n->set.n_external;
+    s->chosen = mallocCheck(sizeof(int) * (J > 0 ? J : 1));
+    RngStream prng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_POOL);
+    s->used = J > 0 ? pool_draw(&n->pool, J, n->set.filter_zero_adv, &prng, s->chosen) : 0;
     rec->m[RM_EXTERNAL_USED] = s->used;
-    rec->m[RM_SHORTFALL] = n->n_external - s->used;
+    rec->m[RM_SHORTFALL] = J - s->used;
 }
 
 /* train: GRPO advantages of the I own and the used external groups, and one GRPO step. */
@@ -332,7 +321,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     for (int i = 0; i < I; i++) {
         float* a = adv + (size_t)i * width;
         grpo_advantages(s->rewards + i * L, L, a);
-        groups[i] = (GrpoGroup){.prompt = prompt_tail(s->qs[i].prompt, n_ctx, n->gen.max_new_tokens),
+        groups[i] = (GrpoGroup){.prompt = prompt_tail(s->qs[i].prompt, n_ctx, n->set.gen.max_new_tokens),
                                 .n = L,
                                 .completions = (const char* const*)s->texts + (size_t)i * L,
                                 .weights = a};
@@ -346,21 +335,21 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
         ext_prompts[e] = question_prompt(pg->group.question);
         float* a = adv + (size_t)(I + e) * width;
         grpo_advantages(pg->rewards, pg->group.n_completions, a);
-        if (n->external == EXTERNAL_POSITIVE_ONLY) /* imitate the peers' better answers only */
+        if (n->set.external == EXTERNAL_POSITIVE_ONLY) /* imitate the peers' better answers only */
             for (int c = 0; c < pg->group.n_completions; c++) a[c] = a[c] > 0.0f ? a[c] : 0.0f;
-        groups[I + e] = (GrpoGroup){.prompt = prompt_tail(ext_prompts[e], n_ctx, n->gen.max_new_tokens),
+        groups[I + e] = (GrpoGroup){.prompt = prompt_tail(ext_prompts[e], n_ctx, n->set.gen.max_new_tokens),
                                     .n = pg->group.n_completions,
                                     .completions = (const char* const*)pg->group.completions,
                                     .weights = a,
-                                    .behaviour = n->external == EXTERNAL_TIS
+                                    .behaviour = n->set.external == EXTERNAL_TIS
                                                      ? (const float* const*)pg->group.logprobs
                                                      : NULL};
         for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
     rec->m[RM_TRAIN_ROWS] = n_samples;
-    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->grpo, &n->adamw, n->grad_clip,
-                              (long)s->round * n->grpo.ppo_epochs);
+    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->set.grpo, &n->set.adamw, n->set.grad_clip,
+                              (long)s->round * n->set.grpo.ppo_epochs);
     rec->m[RM_OFFPOLICY_WEIGHT] = st.is_weight;
     rec->m[RM_OFFPOLICY_CAPPED] = st.is_capped;
     rec->m[RM_LOSS] = st.loss;
@@ -378,13 +367,14 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
  * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
  * into rec. */
 static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
-    RngStream rng = rng_stream(n->seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->gen, &n->eval, &rng, rec->eval_by_task, NULL);
+    RngStream rng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
+    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->set.gen, &n->eval, &rng, rec->eval_by_task, NULL);
 }
 
 void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_record_clear(rec, round);
-    RoundState s = {.round = round, .I = n->n_local, .L = n->n_completions, .rows = n->n_local * n->n_completions};
+    int I = n->set.n_local, L = n->set.n_completions;
+    RoundState s = {.round = round, .I = I, .L = L, .rows = I * L};
     s.t0 = clock_now();
 
     /* ---- ask: I questions ---- */
@@ -413,7 +403,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
-    if (n->eval_every > 0 && n->eval_questions > 0 && (round + 1) % n->eval_every == 0) {
+    if (n->sw.eval_every > 0 && n->sw.eval_questions > 0 && (round + 1) % n->sw.eval_every == 0) {
         round_evaluate(n, round, rec);
         rec->m[RM_T_EVAL] = clock_now() - s.t3;
     }

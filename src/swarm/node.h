@@ -25,17 +25,9 @@
 typedef struct {
     int rank, n_nodes;
     MPI_Comm comm;
-    uint64_t seed;
-    int n_local, n_external, n_completions; /* the paper's I, J and L */
-    int filter_zero_adv;
-    int eval_every, eval_questions;
+    SwarmSettings sw;       /* swarm.seed, run.eval_*, ...: its strings (the Config's) are not read after node_create */
+    NodeSettings set;       /* this node's I, J, L, optimizer, sampling, GRPO, fault; set.gen.stop = COMPLETION_STOP */
     EvalSet eval;           /* the fixed held-out set (run.eval_questions from run.eval_seed), built once */
-    NodeFault fault;
-    float grad_clip;
-    AdamWConfig adamw;
-    GrpoConfig grpo;
-    ExternalWeighting external; /* grpo.external: the sender's log-probs are used with tis */
-    GenConfig gen;
     TaskSet tasks;
     Model* policy;
     Model* ref;             /* frozen initial policy, only when grpo.kl > 0 */

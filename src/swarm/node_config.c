@@ -47,10 +47,9 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (g.n_ctx < max_new + 16)
             return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
                              k, g.n_ctx, max_new);
-        const char* backend = ns.backend;
-        if (!model_backend_find(backend))
+        if (!model_backend_for(ns.backend))
             return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
-                             k, backend);
+                             k, model_backend_choice_name(ns.backend));
         if (init_verify(cfg, k, 0, err, errlen)) return -1;
     }
     return 0;

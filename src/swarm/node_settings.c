@@ -1,14 +1,12 @@
 /* The swarm layer's settings read from the configuration (see node_settings.h). */
 #include "swarm/node_settings.h"
 
-#include "model/model_from_config.h"
-
 SwarmSettings swarm_settings_read(const Config* cfg) {
     SwarmSettings s = {
         .seed = (uint64_t)config_int(cfg, "swarm.seed"),
         .rounds = (int)config_int(cfg, "swarm.rounds"),
         .tasks_names = config_string(cfg, "tasks.names"),
-        .tasks_preset = config_string(cfg, "tasks.preset"),
+        .tasks_preset = (TaskPreset)config_enum(cfg, "tasks.preset"),
         .max_unanswerable = config_float(cfg, "tasks.max_unanswerable"),
         .eval_every = (int)config_int(cfg, "run.eval_every"),
         .eval_questions = (int)config_int(cfg, "run.eval_questions"),
@@ -42,13 +40,25 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
 
 NodeSettings node_settings_read(const Config* cfg, int k) {
     NodeSettings n = {
-        .model = gpt_config_from(cfg, k),
-        .backend = config_node_string(cfg, k, "model.backend"),
+        .model = {.n_layer = (int)config_node_int(cfg, k, "model.n_layer"),
+                  .n_head = (int)config_node_int(cfg, k, "model.n_head"),
+                  .d_model = (int)config_node_int(cfg, k, "model.d_model"),
+                  .n_ctx = (int)config_node_int(cfg, k, "model.n_ctx"),
+                  .vocab = GPT_VOCAB,
+                  .deterministic = config_node_bool(cfg, k, "model.deterministic")},
+        .backend = (BackendChoice)config_node_enum(cfg, k, "model.backend"),
         .init = config_node_string(cfg, k, "model.init"),
         .micro_tokens = (int)config_node_int(cfg, k, "model.micro_tokens"),
-        .adamw = adamw_config_from(cfg, k),
+        .adamw = {.lr = (float)config_node_float(cfg, k, "optim.lr"),
+                  .beta1 = (float)config_node_float(cfg, k, "optim.beta1"),
+                  .beta2 = (float)config_node_float(cfg, k, "optim.beta2"),
+                  .eps = (float)config_node_float(cfg, k, "optim.eps"),
+                  .weight_decay = (float)config_node_float(cfg, k, "optim.weight_decay")},
         .grad_clip = (float)config_node_float(cfg, k, "optim.grad_clip"),
-        .gen = gen_config_from(cfg, k),
+        .gen = {.sampler = {.temperature = (float)config_node_float(cfg, k, "gen.temperature"),
+                            .top_p = (float)config_node_float(cfg, k, "gen.top_p")},
+                .max_new_tokens = (int)config_node_int(cfg, k, "gen.max_new_tokens"),
+                .stop = NULL},
         .n_local = (int)config_node_int(cfg, k, "sampling.local"),
         .n_external = (int)config_node_int(cfg, k, "sampling.external"),
         .n_groups = (int)config_node_int(cfg, k, "sampling.groups"),

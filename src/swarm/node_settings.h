@@ -1,8 +1,8 @@
 /* The run configuration as typed structs for the swarm layer, read once: SwarmSettings (the
  * swarm-wide keys: seeds, rounds, tasks, evaluation, the emulated network) and NodeSettings
  * (one node's keys, [node.K] overrides applied: model, optimizer, sampling, GRPO, faults).
- * node_settings.c is the one place in src/swarm and src/cli where a key is looked up by name
- * (bench_round.c still reads six double-valued keys itself: the fields here are floats). */
+ * node_settings.c is the one file above src/core that looks a key up by name: the CLI and
+ * the benchmarks take their model shape, optimizer and sampling settings from here too. */
 #ifndef SAPO_SWARM_NODE_SETTINGS_H
 #define SAPO_SWARM_NODE_SETTINGS_H
 
@@ -18,8 +18,8 @@
 typedef struct {
     uint64_t seed;           /* swarm.seed */
     int rounds;
-    const char* tasks_names; /* tasks.names, tasks.preset: strings owned by the Config */
-    const char* tasks_preset;
+    const char* tasks_names; /* tasks.names: a string owned by the Config */
+    TaskPreset tasks_preset;
     double max_unanswerable;
     int eval_every, eval_questions;
     uint64_t eval_seed;
@@ -40,7 +40,7 @@ typedef struct {
 
 typedef struct {
     GPTConfig model;
-    const char* backend;     /* model.backend, a name for model_backend_find */
+    BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
     int micro_tokens;
     AdamWConfig adamw;

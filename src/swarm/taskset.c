@@ -24,9 +24,10 @@ static int add_slot(TaskSet* ts, const TaskSpec* spec, const char* preset, char*
     return 0;
 }
 
-int taskset_build(TaskSet* ts, const char* names, const char* preset, char* err, size_t errlen) {
+int taskset_build(TaskSet* ts, const char* names, TaskPreset preset_choice, char* err, size_t errlen) {
     memset(ts, 0, sizeof *ts);
-    if (!task_preset_known(preset)) return set_error(err, errlen, "tasks.preset = '%s': unknown preset", preset);
+    const char* preset = task_preset_name((int)preset_choice);
+    if (!preset) return set_error(err, errlen, "tasks.preset = %d: unknown preset", (int)preset_choice);
     if (!strcmp(names, "all")) {
         for (int i = 0; i < task_count(); i++)
             if (add_slot(ts, task_at(i), preset, err, errlen)) return -1;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/config_enums.h" /* TaskPreset: tasks.preset */
 #include "core/rng.h"
 #include "tasks/task.h"
 
@@ -22,9 +23,9 @@ typedef struct {
     TaskSlot slots[16];
 } TaskSet;
 
-/* names: "all" or a comma-separated list of task names. Returns 0, or -1 with err naming
- * the unknown task or preset. */
-int taskset_build(TaskSet* ts, const char* names, const char* preset, char* err, size_t errlen);
+/* names: "all" or a comma-separated list of task names, at preset. Returns 0, or -1 with err
+ * naming the unknown task (or a task without that preset). */
+int taskset_build(TaskSet* ts, const char* names, TaskPreset preset, char* err, size_t errlen);
 void taskset_free(TaskSet* ts);
 /* The slot of a task id, or NULL when the set does not hold it. */
 const TaskSlot* taskset_find(const TaskSet* ts, int task_id);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/config_enums.h"
 
 /* The swarm task ids: never reorder, only append. */
 static const char* const TASK_NAMES[TASK_N_IDS] = {
@@ -58,7 +59,7 @@ static const TaskSpec* const TASK_SLOTS[TASK_N_IDS] = {
 };
 /* ---- end of the registered ports ----------------------------------------------------- */
 
-static const char* const PRESETS[] = {"paper", "small", "tiny"};
+static const char* const PRESETS[] = {TASK_PRESET_VALUES(CONFIG_ENUM_NAME)}; /* tasks.preset's, in its order */
 #define N_PRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
 
 /* A slot holding a spec of another name would send wrong ids over the wire: fail loudly. */

@@ -25,7 +25,8 @@ const char* task_id_name(int id);
 /* The spec registered under an id, or NULL when out of range or not ported. */
 const TaskSpec* task_by_id(int id);
 
-/* Presets: "paper" (rl-swarm's settings), "small", "tiny". */
+/* Presets: "paper" (rl-swarm's settings), "small", "tiny": task_preset_name(TASK_PRESET_TINY) is "tiny"
+ * (core/config_enums.h). */
 int task_preset_count(void);
 const char* task_preset_name(int i);
 int task_preset_known(const char* preset);

@@ -52,7 +52,7 @@ int main(void) {
     /* ---- exact shares on hand-made lengths ---- */
     TaskSet ts;
     char err[2048];
-    if (taskset_build(&ts, "binary_matrix,propositional_logic", "tiny", err, sizeof err)) {
+    if (taskset_build(&ts, "binary_matrix,propositional_logic", TASK_PRESET_TINY, err, sizeof err)) {
         printf("taskset: %s\n", err);
         return 1;
     }

@@ -26,7 +26,7 @@ static int same_questions(const EvalSet* a, const EvalSet* b) {
 static TaskSet task_sets[16];
 static int n_task_sets = 0;
 
-static EvalSet build(const char* names, const char* preset, uint64_t seed, int n) {
+static EvalSet build(const char* names, TaskPreset preset, uint64_t seed, int n) {
     TaskSet* ts = &task_sets[n_task_sets++];
     EvalSet es;
     char err[512];
@@ -38,7 +38,7 @@ static EvalSet build(const char* names, const char* preset, uint64_t seed, int n
 int main(void) {
     char err[512];
     /* every node builds its own: same inputs, identical sets (nothing else goes in) */
-    EvalSet a = build("all", "tiny", 7, 256), b = build("all", "tiny", 7, 256);
+    EvalSet a = build("all", TASK_PRESET_TINY, 7, 256), b = build("all", TASK_PRESET_TINY, 7, 256);
     EXPECT(a.n == 256 && same_questions(&a, &b), "same (eval_seed, tasks, preset) gave different sets");
     /* balanced: 256 = 28 x 9 + 4, the first four ids in registry order get 29 */
     int total = 0;
@@ -54,13 +54,13 @@ int main(void) {
         for (int j = i + 1; j < a.n; j++) dup += a.qs[i].slot->task_id == a.qs[j].slot->task_id && a.qs[i].seed == a.qs[j].seed;
     EXPECT(dup == 0, "%d repeated questions", dup);
     /* another eval_seed: another set */
-    EvalSet c = build("all", "tiny", 8, 256);
+    EvalSet c = build("all", TASK_PRESET_TINY, 8, 256);
     int differ = 0;
     for (int i = 0; i < c.n; i++) differ += a.qs[i].seed != c.qs[i].seed;
     EXPECT(c.digest != a.digest && differ > 250, "eval_seed 8 repeats eval_seed 7's set (%d of 256 differ)", differ);
     /* the order of tasks.names does not matter (registry order) */
-    EvalSet d = build("fraction_simplification,base_conversion", "tiny", 7, 33),
-            e = build("base_conversion,fraction_simplification", "tiny", 7, 33);
+    EvalSet d = build("fraction_simplification,base_conversion", TASK_PRESET_TINY, 7, 33),
+            e = build("base_conversion,fraction_simplification", TASK_PRESET_TINY, 7, 33);
     EXPECT(same_questions(&d, &e), "the order of tasks.names changed the set");
     EXPECT(d.n_by_task[task_id("base_conversion")] == 17 && d.n_by_task[task_id("fraction_simplification")] == 16,
            "33 questions over 2 tasks: %d and %d", d.n_by_task[task_id("base_conversion")],
@@ -72,19 +72,22 @@ int main(void) {
         EXPECT(d.qs[2 * k].seed == a.qs[9 * k].seed && !strcmp(question_text(&d.qs[2 * k]), question_text(&a.qs[9 * k])),
                "base_conversion question %d differs between task sets", k);
     /* a preset is part of the question: another preset, other texts (same seeds) */
-    EvalSet p = build("all", "small", 7, 256);
+    EvalSet p = build("all", TASK_PRESET_SMALL, 7, 256);
     EXPECT(p.digest != a.digest, "preset small gave the tiny preset's set");
     /* decimal_arithmetic refuses a few items: the set still fills, deterministically */
-    EvalSet r1 = build("decimal_arithmetic", "paper", 3, 400), r2 = build("decimal_arithmetic", "paper", 3, 400);
+    EvalSet r1 = build("decimal_arithmetic", TASK_PRESET_PAPER, 3, 400),
+            r2 = build("decimal_arithmetic", TASK_PRESET_PAPER, 3, 400);
     EXPECT(r1.n == 400 && same_questions(&r1, &r2), "decimal_arithmetic set not reproducible");
     /* empty set */
-    EvalSet z = build("all", "tiny", 7, 0);
+    EvalSet z = build("all", TASK_PRESET_TINY, 7, 0);
     EXPECT(z.n == 0 && z.qs == NULL, "an empty set holds questions");
 
     /* scoring: perfect answers on the even questions, nothing on the odd ones */
     TaskSet ts;
     EvalSet s;
-    EXPECT(taskset_build(&ts, "base_conversion,basic_arithmetic,fraction_simplification", "tiny", err, sizeof err) == 0, "%s", err);
+    EXPECT(taskset_build(&ts, "base_conversion,basic_arithmetic,fraction_simplification", TASK_PRESET_TINY, err,
+                         sizeof err) == 0,
+           "%s", err);
     EXPECT(evalset_build(&s, &ts, 11, 40, err, sizeof err) == 0, "%s", err);
     char** texts = malloc(sizeof(char*) * s.n);
     for (int i = 0; i < s.n; i++) {

@@ -14,7 +14,7 @@
 int main(void) {
     TaskSet ts;
     char err[512];
-    EXPECT(taskset_build(&ts, "fraction_simplification", "tiny", err, sizeof err) == 0, "taskset: %s", err);
+    EXPECT(taskset_build(&ts, "fraction_simplification", TASK_PRESET_TINY, err, sizeof err) == 0, "taskset: %s", err);
     RngStream rng = rng_stream(3, 0, 0, RNG_QUESTIONS);
     Question q;
     EXPECT(question_draw(&ts, &rng, &q, err, sizeof err) == 0, "question: %s", err);
