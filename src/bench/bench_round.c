@@ -160,7 +160,7 @@ static Config* load_round_config(const char* path, char** overrides, int n_over,
         return NULL;
     }
     char groups[64];
-    snprintf(groups, sizeof groups, "sampling.local=%ld", (long)node_settings_read(cfg, -1).n_groups);
+    snprintf(groups, sizeof groups, "sampling.local=%ld", (long)node_settings_read(cfg, 0).n_groups);
     const char* forced[] = {"swarm.nodes=1", "sampling.external=0", groups, "net.transport=allgather",
                             "run.eval_every=0", "run.checkpoint_every=0", "net.fault=none"};
     for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
@@ -236,7 +236,7 @@ static int place_inits(RoundOptions* o) {
             return -1;
         }
     }
-    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = node_settings_read(o->configs[c].cfg, -1).init;
+    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = node_settings_read(o->configs[c].cfg, 0).init;
     return 0;
 }
 
@@ -546,9 +546,10 @@ static void usage(FILE* out) {
             "The cost of ONE swarm node-round (generate + score + train) next to the same round in\n"
             "PyTorch eager, measured in the same invocation, one config after the other, as one table.\n\n"
             "Ours: this binary run again in a fresh child process (no mpirun: MPI_Init as a singleton)\n"
-            "builds one node with node_create (swarm of 1: sampling.local = sampling.groups so I = G,\n"
-            "sampling.external = 0, net.transport = allgather, run.eval_every = 0, no checkpoints) and\n"
-            "runs node_round; the phases are the round's own timers (src/swarm/round_record.h):\n"
+            "builds node 0 of the config ([node.0] applied, other [node.K] ignored) with node_create\n"
+            "(swarm of 1: sampling.local = sampling.groups so I = G, sampling.external = 0,\n"
+            "net.transport = allgather, run.eval_every = 0, no checkpoints) and runs node_round;\n"
+            "the phases are the round's own timers (src/swarm/round_record.h):\n"
             "  gen+score  t_generate: draw I questions, generate L completions each (batched, KV\n"
             "             cache, stop at </answer>), score them with our verifiers\n"
             "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"

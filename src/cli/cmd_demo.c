@@ -41,9 +41,9 @@ static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo demo [CONFIG.ini] [section.key=value ...] [--steps N] [--batch B] [--out DIR]\n"
             "Trains a fresh policy model on a toy task (a+b=c) by supervised learning and reports\n"
-            "greedy accuracy on held-out prompts. Uses [model], [optim] and model.init_seed from\n"
-            "the config (see `sapo info`). Writes model.ckpt and loss.csv into the run directory\n"
-            "(default results/runs/demo-DATE-TIME).\n");
+            "greedy accuracy on held-out prompts. Uses [model], [optim] (as node 0 sees them) and\n"
+            "model.init_seed from the config (see `sapo info`). Writes model.ckpt and loss.csv into\n"
+            "the run directory (default results/runs/demo-DATE-TIME).\n");
     cli_print_options(out, OPTIONS);
 }
 
@@ -74,7 +74,7 @@ int cmd_demo(int argc, char** argv) {
     GPTConfig gc = node0.model;
     if (gc.n_ctx < DEMO_T) gc.n_ctx = DEMO_T;
     AdamWConfig hp = node0.adamw;
-    float clip = node_settings_read(cfg, -1).grad_clip;
+    float clip = node0.grad_clip;
     uint64_t seed = swarm_settings_read(cfg).init_seed;
     Model* m = model_create(&gc, model_backend_find("cpu"), B, seed);
     printf("sapo demo: run directory %s\n", dir);

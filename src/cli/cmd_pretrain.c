@@ -82,8 +82,9 @@ enum { OPT_OUT, OPT_QUIET };
 static void usage(FILE* out) {
     fprintf(out,
             "usage: sapo pretrain CONFIG.ini [section.key=value ...] [--out CKPT] [--quiet]\n"
-            "Supervised warm-up on task demonstrations: [pretrain] steps, batch, lr; the model\n"
-            "shape from [model] (node 0); tasks from [tasks]; starts from model.init when set\n"
+            "Supervised warm-up on task demonstrations: [pretrain] steps, batch, lr; every other\n"
+            "model, optim and gen key as node 0 sees it ([node.0] applied, other [node.K] only\n"
+            "budget-checked); tasks from [tasks]; starts from node 0's model.init when set\n"
             "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
             "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n");
     cli_print_options(out, OPTIONS);
@@ -101,7 +102,7 @@ int cmd_pretrain(int argc, char** argv) {
     if (!cfg) return 2;
     char err[1024];
     SwarmSettings sw = swarm_settings_read(cfg);
-    NodeSettings all = node_settings_read(cfg, -1), node0 = node_settings_read(cfg, 0);
+    NodeSettings node0 = node_settings_read(cfg, 0); /* the warm-up trains at node 0's settings, all of them */
     TaskSet ts;
     if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", err);
@@ -149,14 +150,14 @@ int cmd_pretrain(int argc, char** argv) {
     GPTConfig gc = node0.model;
     AdamWConfig hp = node0.adamw;
     hp.lr = sw.pretrain.lr;
-    float clip = all.grad_clip;
+    float clip = node0.grad_clip;
     uint64_t seed = sw.seed;
     GenConfig gen = node0.gen;
     gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once */
-    ModelCapacity cap = model_capacity_for(&gc, all.micro_tokens, B, 1, gen.max_new_tokens, 64, 64);
+    ModelCapacity cap = model_capacity_for(&gc, node0.micro_tokens, B, 1, gen.max_new_tokens, 64, 64);
     Model* m = model_create_cap(&gc, backend, &cap, sw.init_seed);
-    const char* init = all.init;
+    const char* init = node0.init;
     if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
         fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
         return 2;

@@ -2,7 +2,7 @@
 # a task's reference answers (with <answer></answer>) exceed gen.max_new_tokens for more than
 # tasks.max_unanswerable of its items, stops with one line, exit 2, and writes no checkpoint.
 # [node.K] settings are checked too (the checkpoint serves every node). Its --out folder is made
-# (or found unwritable) before any training step.
+# (or found unwritable) before any training step. It trains at node 0's settings ([node.0] applied).
 set -u
 # shellcheck source=tests/unit/cli_expect.sh
 . "$(dirname "$0")/cli_expect.sh"
@@ -51,6 +51,17 @@ rc=$?
 [ "$rc" = 1 ] || fail "--out under a plain file: exit $rc, expected 1"
 grep -q "sapo pretrain: --out $TMP/file/sub/e.ckpt: " "$TMP/err" || fail "--out under a plain file: $(cat "$TMP/err")"
 ! grep -q "^step " "$TMP/out" || fail "--out under a plain file: it trained before failing: $(cat "$TMP/out")"
+
+# the warm-up trains at node 0's settings, all of them: a [node.0] optim.grad_clip counts exactly
+# as the same value set swarm-wide does (and changes the checkpoint)
+W=(model.n_layer=1 model.d_model=16 model.n_head=2 model.n_ctx=128 tasks.preset=tiny tasks.names=basic_arithmetic
+   pretrain.steps=3 pretrain.batch=2 run.eval_questions=0 pretrain.lr=0.01)
+printf '[node.0]\noptim.grad_clip = 0.001\n' > "$TMP/node0.ini"
+"$SAPO" pretrain "$TMP/node0.ini" "${W[@]}" --out "$TMP/n0.ckpt" --quiet >"$TMP/out" 2>&1 || fail "[node.0] clip: $(cat "$TMP/out")"
+"$SAPO" pretrain "${W[@]}" optim.grad_clip=0.001 --out "$TMP/all.ckpt" --quiet >"$TMP/out" 2>&1 || fail "clip: $(cat "$TMP/out")"
+"$SAPO" pretrain "${W[@]}" --out "$TMP/dflt.ckpt" --quiet >"$TMP/out" 2>&1 || fail "default clip: $(cat "$TMP/out")"
+cmp -s "$TMP/n0.ckpt" "$TMP/all.ckpt" || fail "pretrain ignored [node.0] optim.grad_clip (checkpoints differ)"
+! cmp -s "$TMP/n0.ckpt" "$TMP/dflt.ckpt" || fail "optim.grad_clip = 0.001 left the checkpoint as the default makes it"
 
 [ "$fails" = 0 ] && echo "sapo pretrain budget check: ok"
 exit "$fails"
