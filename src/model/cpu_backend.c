@@ -355,6 +355,8 @@ static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
 
 const ModelBackend MODEL_BACKEND_CPU = {
     .name = "cpu",
+    .available = NULL, /* always */
+    .place = NULL,     /* the host's cores, whatever the rank */
     .setup = cpu_setup,
     .teardown = cpu_teardown,
     .upload = cpu_upload,

@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "model/det_math.h"
 #ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h" /* MODEL_BACKEND_CUDA, cuda_backend_available */
+#include "cuda_backend.h" /* MODEL_BACKEND_CUDA */
 #endif
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
@@ -19,15 +19,27 @@ const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
 
 extern const ModelBackend MODEL_BACKEND_CPU;
 
-const ModelBackend* model_backend_find(const char* name) {
-    if (!strcmp(name, "cpu")) return &MODEL_BACKEND_CPU;
+const ModelBackend* const MODEL_BACKENDS[] = {
+    &MODEL_BACKEND_CPU,
 #ifdef SAPO_HAVE_CUDA
-    if (!strcmp(name, "cuda")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : NULL;
-    if (!strcmp(name, "auto")) return cuda_backend_available() ? &MODEL_BACKEND_CUDA : &MODEL_BACKEND_CPU;
-#else
-    if (!strcmp(name, "auto")) return &MODEL_BACKEND_CPU;
+    &MODEL_BACKEND_CUDA,
 #endif
+    NULL,
+};
+
+const ModelBackend* model_backend_built(const char* name) {
+    for (const ModelBackend* const* b = MODEL_BACKENDS; *b; b++)
+        if (!strcmp((*b)->name, name)) return *b;
     return NULL;
+}
+
+const ModelBackend* model_backend_find(const char* name) {
+    if (!strcmp(name, "auto")) {
+        const ModelBackend* cuda = model_backend_find("cuda");
+        return cuda ? cuda : &MODEL_BACKEND_CPU;
+    }
+    const ModelBackend* b = model_backend_built(name);
+    return b && (!b->available || b->available()) ? b : NULL;
 }
 
 int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
