@@ -421,6 +421,11 @@ static void op_attention_backward(void* ctx, float* dqkv, float* datt, const flo
     cuda_attention_backward(&s->ctx, dqkv, datt, dout, qkv, att, s->segs, s->children, s->seg_of, N, C, NH);
 }
 static void op_zero(void* ctx, float* p, size_t n) { zero((CudaState*)ctx, p, n); }
+static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                                size_t prefix_slot) {
+    const CudaState* s = (const CudaState*)ctx;
+    cuda_kv_store_prefill(&s->ctx, kprefix, vprefix, qkv, s->segs, s->seg_of, N, C, prefix_slot);
+}
 static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
                                size_t row_slot) {
     cuda_kv_store_decode(&((CudaState*)ctx)->ctx, krow, vrow, q3, d->rows, d->prefix_len, d->pos, d->n, C, row_slot);
@@ -437,8 +442,8 @@ static const BlockOps CUDA_BLOCK_OPS = {
     OnState<cuda_encoder_forward>::call,  OnState<cuda_layernorm_forward>::call, OnState<cuda_layernorm_backward>::call,
     OnState<cuda_matmul_forward>::call,   OnState<cuda_matmul_backward>::call,   op_attention_forward,
     op_attention_backward,                OnState<cuda_gelu_forward>::call,      OnState<cuda_gelu_backward>::call,
-    OnState<cuda_residual_forward>::call, op_zero,                               op_decode_kv_store,
-    op_decode_attention,
+    OnState<cuda_residual_forward>::call, op_zero,                               op_prefill_kv_store,
+    op_decode_kv_store,                   op_decode_attention,
 };
 
 /* Embedding and every transformer block for the layout already on the device; leaves the
@@ -476,6 +481,8 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
     cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
     head_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, s->dlogits, s->lnf, s->lnf_mean, s->lnf_rstd, c, N);
     block_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, c, N, s->att_used);
+    /* the embeddings' gradients by send_layout's rows of each token and position: the CPU's
+     * order of addition, without atomics */
     cuda_encoder_backward(x, g->wte, s->a.dresidual, s->tok_start, s->tok_rows, V, C);
     cuda_encoder_backward(x, g->wpe, s->a.dresidual, s->pos_start, s->pos_rows, c->n_ctx, C);
     /* no sync: the next forward, grad_norm or download waits on the stream */
@@ -516,19 +523,11 @@ static void cuda_adamw_step(Model* m, const AdamWConfig* hp, float grad_scale) {
 /* The prompts' keys and values of every layer go to prompt cache slot = segment index. */
 static void cuda_prefill(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
-    const GPTConfig* c = &m->cfg;
-    int C = c->d_model;
-    if (pb->n_segments > m->cap.max_prefixes) die("prefill of more prompts than the model's prompt caches");
-    for (int k = 0; k < pb->n_segments; k++)
-        if (pb->segs[k].prefix >= 0) die("prefill: a segment has a prefix");
+    char err[256];
+    if (prefill_check(&m->cap, pb, err, sizeof err)) die(err);
     send_layout(m, pb);
     forward_blocks(m);
-    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
-    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
-    for (int l = 0; l < c->n_layer; l++)
-        cuda_kv_store_prefill(x, s->gen.kprefix + l * layer_stride, s->gen.vprefix + l * layer_stride,
-                              s->a.qkv + l * NC * 3, s->segs, s->seg_of, s->N, C, slot_stride);
+    block_prefill_store(&CUDA_BLOCK_OPS, s, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
     /* no sync: decode's copies wait on the stream */
 }
 

@@ -1,7 +1,8 @@
 /* The model's layer loops, written once for both backends (cpu_backend.c and
  * kernels/cuda_backend.cu) over a table of layer operations, BlockOps, each taking the
  * backend's context: the transformer blocks' forward and backward, the head (final LayerNorm
- * and logits) forward and backward, and one decode step of generation with its check. The
+ * and logits) forward and backward, and generation's prefill store and decode step with
+ * their checks. The
  * CPU's entries wrap cpu_layers.c / det_* (the deterministic choice and the segment layout
  * come from the context), the CUDA ones the launchers of kernels/cuda_layers.cuh on the
  * backend's stream. The activations the loops read and write are laid out in BlockActs and
@@ -83,7 +84,11 @@ typedef struct {
     void (*gelu_backward)(void* ctx, float* dinp, const float* inp, const float* th, const float* dout, size_t n);
     void (*residual_forward)(void* ctx, float* out, const float* a, const float* b, size_t n);
     void (*zero)(void* ctx, float* p, size_t n);
-    /* Generation; d's arrays are in the backend's memory. Row i's key and value (in q3) go to
+    /* Generation. Prefill: token n's key and value (in qkv) go to position n - start of its
+     * segment's prompt cache slot (prefix_slot floats a slot); the layout comes from ctx. */
+    void (*prefill_kv_store)(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                             size_t prefix_slot);
+    /* Decode; d's arrays are in the backend's memory. Row i's key and value (in q3) go to
      * its cache row rows[i] at index pos[i] - prefix_len[i] (row_slot floats a cache row). */
     void (*decode_kv_store)(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
                             size_t row_slot);
@@ -182,6 +187,33 @@ static inline void block_backward(const BlockOps* op, void* ctx, const BlockActs
         op->layernorm_backward(ctx, a->dresidual, g->ln1w + l * C, g->ln1b + l * C, a->dC, residual, p->ln1w + l * C,
                                a->ln1_mean + l * N, a->ln1_rstd + l * N, N, C);
     }
+}
+
+/* Checks a prefill batch against the prompt caches: at most cap.max_prefixes segments, none
+ * with a prefix. Returns 0, or -1 with the reason in err. */
+static inline int prefill_check(const ModelCapacity* cap, const PackedBatch* pb, char* err, size_t errlen) {
+    if (pb->n_segments > cap->max_prefixes) {
+        snprintf(err, errlen, "prefill of %d prompts exceeds the model's %d prompt caches", pb->n_segments,
+                 cap->max_prefixes);
+        return -1;
+    }
+    for (int k = 0; k < pb->n_segments; k++) {
+        if (pb->segs[k].prefix >= 0) {
+            snprintf(err, errlen, "prefill: segment %d has a prefix", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After block_forward of a prefill batch of N tokens: every layer's keys and values of
+ * segment s go to prompt cache slot s. */
+static inline void block_prefill_store(const BlockOps* op, void* ctx, const BlockActs* a, const DecodeActs* g,
+                                       const GPTConfig* c, const ModelCapacity* cap, int N) {
+    int C = c->d_model;
+    size_t NC = (size_t)N * C, pslot = (size_t)c->n_ctx * C, play = (size_t)cap->max_prefixes * pslot;
+    for (int l = 0; l < c->n_layer; l++)
+        op->prefill_kv_store(ctx, g->kprefix + l * play, g->vprefix + l * play, a->qkv + l * NC * 3, N, C, pslot);
 }
 
 /* Checks a decode step (host arrays) against the model before any cache is touched: 1 to

@@ -186,6 +186,19 @@ static void op_residual_forward(void* ctx, float* out, const float* a, const flo
     residual_forward(out, a, b, (int)n);
 }
 static void op_zero(void* ctx, float* p, size_t n) { memset(p, 0, n * sizeof(float)); }
+static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                                size_t prefix_slot) {
+    const CpuState* s = ((Model*)ctx)->state;
+    for (int g = 0; g < s->n_segs; g++) {
+        const Segment* sg = &s->segs[g];
+        for (int t = 0; t < sg->len; t++) {
+            const float* row = qkv + (size_t)(sg->start + t) * 3 * C;
+            size_t at = g * prefix_slot + (size_t)t * C;
+            memcpy(kprefix + at, row + C, C * sizeof(float));
+            memcpy(vprefix + at, row + 2 * C, C * sizeof(float));
+        }
+    }
+}
 static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
                                size_t row_slot) {
     for (int i = 0; i < d->n; i++) {
@@ -262,6 +275,7 @@ static const BlockOps CPU_BLOCK_OPS = {
     .gelu_backward = op_gelu_backward,
     .residual_forward = op_residual_forward,
     .zero = op_zero,
+    .prefill_kv_store = op_prefill_kv_store,
     .decode_kv_store = op_decode_kv_store,
     .decode_attention = op_decode_attention,
 };
@@ -324,26 +338,11 @@ static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
 
 static void cpu_prefill(Model* m, const PackedBatch* pb) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
-    int C = c->d_model;
-    if (pb->n_segments > m->cap.max_prefixes)
-        sapo_die("prefill of %d prompts exceeds the model's %d prompt caches", pb->n_segments, m->cap.max_prefixes);
+    char err[256];
+    if (prefill_check(&m->cap, pb, err, sizeof err)) sapo_die("%s", err);
     keep_layout(s, pb);
     forward_blocks(m);
-    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
-    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
-    for (int l = 0; l < c->n_layer; l++) {
-        for (int g = 0; g < pb->n_segments; g++) {
-            const Segment* sg = &pb->segs[g];
-            if (sg->prefix >= 0) sapo_die("prefill: segment %d has a prefix", g);
-            for (int t = 0; t < sg->len; t++) {
-                const float* row = s->a.qkv + l * NC * 3 + (size_t)(sg->start + t) * 3 * C;
-                size_t at = l * layer_stride + g * slot_stride + (size_t)t * C;
-                memcpy(s->gen.kprefix + at, row + C, C * sizeof(float));
-                memcpy(s->gen.vprefix + at, row + 2 * C, C * sizeof(float));
-            }
-        }
-    }
+    block_prefill_store(&CPU_BLOCK_OPS, m, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
 }
 
 static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
