@@ -37,13 +37,7 @@ __global__ void cuda_attention_forward_kernel(float* out, float* att, const floa
         row[j] = scale * dot;
         mx = fmaxf(mx, row[j]);
     }
-    mx = warp_max(mx);
-    float sum = 0.0f;
-    for (int j = lane; j <= last; j += 32) {
-        row[j] = expf(row[j] - mx);
-        sum += row[j];
-    }
-    float inv = 1.0f / warp_sum(sum);
+    float inv = 1.0f / warp_exp_sum(row, last + 1, mx, lane);
     for (int j = lane; j <= last; j += 32) row[j] *= inv; /* each lane rescales what it wrote */
     for (int j = last + 1 + lane; j < ctx; j += 32) row[j] = 0.0f;
     __syncwarp(); /* every lane reads every weight below */

@@ -1,5 +1,6 @@
 /* The CUDA backend of the policy model (MODEL_BACKEND_CUDA): the host-side orchestration of
- * cuda_layers, step for step the twin of src/model/cpu_backend.c over packed batches
+ * cuda_layers (its layer loops are src/model/block_loop.h's, over CUDA_BLOCK_OPS), step for
+ * step the twin of src/model/cpu_backend.c over packed batches
  * (PackedBatch in gpt.h: segments end to end, a completion reading its prompt's keys). setup
  * makes one device allocation, sized by m->cap, for the parameters, gradients, both Adam
  * moments, every activation, the scratch and the prompt and row KV caches, one stream and one
@@ -91,10 +92,9 @@ typedef struct {
      * one layer's attention weights (cap.max_att) */
     BlockActs a;
     float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *logprobs, *dlogprobs, *dlogits;
-    /* KV caches: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C); the
-     * decode scratch (max_rows, ...) */
-    float *kprefix, *vprefix, *krow, *vrow;
-    float *x, *xn, *q3, *y, *h4, *h4g, *h4t, *tmp, *mean, *rstd, *gen_logits;
+    /* generation's KV caches and decode scratch (block_loop.h), and its logits (max_rows, V) */
+    DecodeActs gen;
+    float* gen_logits;
     /* host scratch: the layout before it is sent, and the segment table, grown when needed */
     char* h_lay;
     int* h_cursor; /* max(V, n_ctx): counting sort */
@@ -212,20 +212,20 @@ static void cuda_setup(Model* m) {
     CARVE(&cv, s->a.d4C2, N * 4 * C);
     CARVE(&cv, s->a.datt, A);
     CARVE(&cv, s->dlogits, N * V);
-    CARVE(&cv, s->kprefix, prefix_cache);
-    CARVE(&cv, s->vprefix, prefix_cache);
-    CARVE(&cv, s->krow, row_cache);
-    CARVE(&cv, s->vrow, row_cache);
-    CARVE(&cv, s->x, R * C);
-    CARVE(&cv, s->xn, R * C);
-    CARVE(&cv, s->q3, R * 3 * C);
-    CARVE(&cv, s->y, R * C);
-    CARVE(&cv, s->h4, R * 4 * C);
-    CARVE(&cv, s->h4g, R * 4 * C);
-    CARVE(&cv, s->h4t, R * 4 * C);
-    CARVE(&cv, s->tmp, R * C);
-    CARVE(&cv, s->mean, R);
-    CARVE(&cv, s->rstd, R);
+    CARVE(&cv, s->gen.kprefix, prefix_cache);
+    CARVE(&cv, s->gen.vprefix, prefix_cache);
+    CARVE(&cv, s->gen.krow, row_cache);
+    CARVE(&cv, s->gen.vrow, row_cache);
+    CARVE(&cv, s->gen.x, R * C);
+    CARVE(&cv, s->gen.xn, R * C);
+    CARVE(&cv, s->gen.q3, R * 3 * C);
+    CARVE(&cv, s->gen.y, R * C);
+    CARVE(&cv, s->gen.h4, R * 4 * C);
+    CARVE(&cv, s->gen.h4g, R * 4 * C);
+    CARVE(&cv, s->gen.h4t, R * 4 * C);
+    CARVE(&cv, s->gen.tmp, R * C);
+    CARVE(&cv, s->gen.mean, R);
+    CARVE(&cv, s->gen.rstd, R);
     CARVE(&cv, s->gen_logits, R * V);
     float* ones = NULL;
     CARVE(&cv, ones, N); /* bias gradients sum over at most N rows */
@@ -284,26 +284,24 @@ static void to_host(CudaState* s, void* dst, const void* src, size_t bytes) {
 }
 static void stream_sync(CudaState* s) { cudaCheck(cudaStreamSynchronize(s->ctx.stream)); }
 
-static void cuda_upload(Model* m) {
+/* The Model's four host buffers (parameters, gradients, both moments) to their device twins
+ * or back. */
+static void copy_buffers(Model* m, int up) {
     CudaState* s = (CudaState*)m->state;
     size_t bytes = m->num_params * sizeof(float);
-    to_device(s, s->params, m->params_memory, bytes);
-    to_device(s, s->grads, m->grads_memory, bytes);
-    to_device(s, s->mom1, m->m_memory, bytes);
-    to_device(s, s->mom2, m->v_memory, bytes);
+    float* host[4] = {m->params_memory, m->grads_memory, m->m_memory, m->v_memory};
+    float* dev[4] = {s->params, s->grads, s->mom1, s->mom2};
+    for (int k = 0; k < 4; k++) {
+        if (up)
+            to_device(s, dev[k], host[k], bytes);
+        else
+            to_host(s, host[k], dev[k], bytes);
+    }
     stream_sync(s);
 }
-
+static void cuda_upload(Model* m) { copy_buffers(m, 1); }
 /* Parameters and moments for checkpoints; the gradients too, for parity tests. */
-static void cuda_download(Model* m) {
-    CudaState* s = (CudaState*)m->state;
-    size_t bytes = m->num_params * sizeof(float);
-    to_host(s, m->params_memory, s->params, bytes);
-    to_host(s, m->grads_memory, s->grads, bytes);
-    to_host(s, m->m_memory, s->mom1, bytes);
-    to_host(s, m->v_memory, s->mom2, bytes);
-    stream_sync(s);
-}
+static void cuda_download(Model* m) { copy_buffers(m, 0); }
 
 static void cuda_get_logits(Model* m, float* out) {
     CudaState* s = (CudaState*)m->state;
@@ -423,13 +421,29 @@ static void op_attention_backward(void* ctx, float* dqkv, float* datt, const flo
     cuda_attention_backward(&s->ctx, dqkv, datt, dout, qkv, att, s->segs, s->children, s->seg_of, N, C, NH);
 }
 static void op_zero(void* ctx, float* p, size_t n) { zero((CudaState*)ctx, p, n); }
+static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                                size_t prefix_slot) {
+    const CudaState* s = (const CudaState*)ctx;
+    cuda_kv_store_prefill(&s->ctx, kprefix, vprefix, qkv, s->segs, s->seg_of, N, C, prefix_slot);
+}
+static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
+                               size_t row_slot) {
+    cuda_kv_store_decode(&((CudaState*)ctx)->ctx, krow, vrow, q3, d->rows, d->prefix_len, d->pos, d->n, C, row_slot);
+}
+static void op_decode_attention(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                                const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
+                                size_t prefix_slot, size_t row_slot, int n_ctx) {
+    cuda_decode_attention(&((CudaState*)ctx)->ctx, y, q3, kprefix, vprefix, krow, vrow, d->rows, d->prefix,
+                          d->prefix_len, d->pos, d->n, C, NH, prefix_slot, row_slot, n_ctx);
+}
 
 /* In the order of BlockOps' fields. */
 static const BlockOps CUDA_BLOCK_OPS = {
     OnState<cuda_encoder_forward>::call,  OnState<cuda_layernorm_forward>::call, OnState<cuda_layernorm_backward>::call,
     OnState<cuda_matmul_forward>::call,   OnState<cuda_matmul_backward>::call,   op_attention_forward,
     op_attention_backward,                OnState<cuda_gelu_forward>::call,      OnState<cuda_gelu_backward>::call,
-    OnState<cuda_residual_forward>::call, op_zero,
+    OnState<cuda_residual_forward>::call, op_zero,                               op_prefill_kv_store,
+    op_decode_kv_store,                   op_decode_attention,
 };
 
 /* Embedding and every transformer block for the layout already on the device; leaves the
@@ -448,8 +462,7 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     forward_blocks(m);
     int N = s->N;
     const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
-    cuda_layernorm_forward(x, s->lnf, s->lnf_mean, s->lnf_rstd, last, s->p.lnfw, s->p.lnfb, N, C);
-    cuda_matmul_forward(x, s->logits, s->lnf, s->p.wte, NULL, N, C, V);
+    head_forward(&CUDA_BLOCK_OPS, s, s->logits, s->lnf, s->lnf_mean, s->lnf_rstd, last, &s->p, N, C, V);
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
     cuda_logprob_forward(x, s->logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale);
     to_host(s, logprobs, s->logprobs, (size_t)N * sizeof(float));
@@ -462,18 +475,14 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
     const GPTParams* g = &s->g;
-    int N = s->N, C = c->d_model, V = c->vocab, L = c->n_layer;
-    size_t NC = (size_t)N * C;
+    int N = s->N, C = c->d_model, V = c->vocab;
 
     to_device(s, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
     cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
-    zero(s, s->a.dC, NC);
-    cuda_matmul_backward(x, s->a.dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V);
-    zero(s, s->a.dresidual, NC);
-    cuda_layernorm_backward(x, s->a.dresidual, g->lnfw, g->lnfb, s->a.dC, s->a.residual3 + (L - 1) * NC, p->lnfw,
-                            s->lnf_mean, s->lnf_rstd, N, C);
-
+    head_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, s->dlogits, s->lnf, s->lnf_mean, s->lnf_rstd, c, N);
     block_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, c, N, s->att_used);
+    /* the embeddings' gradients by send_layout's rows of each token and position: the CPU's
+     * order of addition, without atomics */
     cuda_encoder_backward(x, g->wte, s->a.dresidual, s->tok_start, s->tok_rows, V, C);
     cuda_encoder_backward(x, g->wpe, s->a.dresidual, s->pos_start, s->pos_rows, c->n_ctx, C);
     /* no sync: the next forward, grad_norm or download waits on the stream */
@@ -514,75 +523,33 @@ static void cuda_adamw_step(Model* m, const AdamWConfig* hp, float grad_scale) {
 /* The prompts' keys and values of every layer go to prompt cache slot = segment index. */
 static void cuda_prefill(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
-    const GPTConfig* c = &m->cfg;
-    int C = c->d_model;
-    if (pb->n_segments > m->cap.max_prefixes) die("prefill of more prompts than the model's prompt caches");
-    for (int k = 0; k < pb->n_segments; k++)
-        if (pb->segs[k].prefix >= 0) die("prefill: a segment has a prefix");
+    char err[256];
+    if (prefill_check(&m->cap, pb, err, sizeof err)) die(err);
     send_layout(m, pb);
     forward_blocks(m);
-    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
-    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
-    for (int l = 0; l < c->n_layer; l++)
-        cuda_kv_store_prefill(x, s->kprefix + l * layer_stride, s->vprefix + l * layer_stride, s->a.qkv + l * NC * 3,
-                              s->segs, s->seg_of, s->N, C, slot_stride);
+    block_prefill_store(&CUDA_BLOCK_OPS, s, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
     /* no sync: decode's copies wait on the stream */
 }
 
+/* Checks the step on the host, sends its rows in one copy and returns the logits. */
 static void cuda_decode(Model* m, const DecodeStep* d, float* logits) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
-    const GPTConfig* c = &m->cfg;
-    const GPTParams* p = &s->p;
-    int C = c->d_model, NH = c->n_head, V = c->vocab, n = d->n;
-    size_t pslot = (size_t)c->n_ctx * C, play = (size_t)m->cap.max_prefixes * pslot;
-    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
-    if (n < 1 || n > m->cap.max_rows) die("decode: row count outside 1..cap.max_rows");
-    for (int i = 0; i < n; i++) {
-        int at = d->pos[i] - d->prefix_len[i];
-        if (d->rows[i] < 0 || d->rows[i] >= m->cap.max_rows || d->prefix_len[i] < 0 || at < 0 ||
-            at >= m->cap.row_ctx || d->pos[i] >= c->n_ctx || d->tokens[i] < 0 || d->tokens[i] >= V ||
-            (d->prefix_len[i] > 0 && (d->prefix[i] < 0 || d->prefix[i] >= m->cap.max_prefixes))) {
-            fprintf(stderr,
-                    "cuda backend: decode row %d: cache row %d, prompt %d of %d positions, position %d, token %d "
-                    "outside the model's capacity\n",
-                    i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i], d->tokens[i]);
-            exit(EXIT_FAILURE);
-        }
-    }
-    /* one copy: rows | prefix | prefix_len | tokens | pos */
+    int n = d->n, V = m->cfg.vocab;
+    char err[256];
+    if (decode_check(&m->cfg, &m->cap, d, err, sizeof err)) die(err);
+    /* rows | prefix | prefix_len | tokens | pos */
     const int* parts[5] = {d->rows, d->prefix, d->prefix_len, d->tokens, d->pos};
     for (int k = 0; k < 5; k++) memcpy(s->h_ints + (size_t)k * n, parts[k], (size_t)n * sizeof(int));
     to_device(s, s->ints, s->h_ints, 5 * (size_t)n * sizeof(int));
-    const int *d_rows = s->ints, *d_prefix = s->ints + n, *d_plen = s->ints + 2 * n, *d_tokens = s->ints + 3 * n,
-              *d_pos = s->ints + 4 * n;
-    cuda_encoder_forward(x, s->x, d_tokens, d_pos, p->wte, p->wpe, n, C);
-    size_t nC = (size_t)n * C;
-    for (int l = 0; l < c->n_layer; l++) {
-        float* kr = s->krow + l * rlay;
-        float* vr = s->vrow + l * rlay;
-        cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->x, p->ln1w + l * C, p->ln1b + l * C, n, C);
-        cuda_matmul_forward(x, s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C);
-        cuda_kv_store_decode(x, kr, vr, s->q3, d_rows, d_plen, d_pos, n, C, rslot);
-        cuda_decode_attention(x, s->y, s->q3, s->kprefix + l * play, s->vprefix + l * play, kr, vr, d_rows, d_prefix,
-                              d_plen, d_pos, n, C, NH, pslot, rslot, c->n_ctx);
-        cuda_matmul_forward(x, s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
-        cuda_residual_forward(x, s->x, s->x, s->tmp, nC);
-        cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->x, p->ln2w + l * C, p->ln2b + l * C, n, C);
-        cuda_matmul_forward(x, s->h4, s->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C);
-        cuda_gelu_forward(x, s->h4g, s->h4t, s->h4, nC * 4);
-        cuda_matmul_forward(x, s->tmp, s->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C);
-        cuda_residual_forward(x, s->x, s->x, s->tmp, nC);
-    }
-    cuda_layernorm_forward(x, s->xn, s->mean, s->rstd, s->x, p->lnfw, p->lnfb, n, C);
-    cuda_matmul_forward(x, s->gen_logits, s->xn, p->wte, NULL, n, C, V);
+    DecodeStep dev = {n, s->ints, s->ints + n, s->ints + 2 * n, s->ints + 3 * n, s->ints + 4 * n};
+    block_decode(&CUDA_BLOCK_OPS, s, &s->gen, &s->p, &dev, &m->cfg, &m->cap, s->gen_logits);
     to_host(s, logits, s->gen_logits, (size_t)n * V * sizeof(float));
     stream_sync(s);
 }
 
 /* In the order of ModelBackend's fields (gpt.h). */
 extern "C" const ModelBackend MODEL_BACKEND_CUDA = {
-    "cuda",          cuda_setup,   cuda_teardown,  cuda_upload,     cuda_download, cuda_get_logits, cuda_forward,
-    cuda_backward,   cuda_zero_grad, cuda_grad_norm, cuda_adamw_step, cuda_prefill,  cuda_decode,
+    "cuda",        cuda_backend_available, cuda_set_local_rank, cuda_setup,     cuda_teardown,
+    cuda_upload,   cuda_download,          cuda_get_logits,     cuda_forward,   cuda_backward,
+    cuda_zero_grad, cuda_grad_norm,        cuda_adamw_step,     cuda_prefill,   cuda_decode,
 };

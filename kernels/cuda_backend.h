@@ -1,7 +1,8 @@
-/* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): whether a
- * GPU is usable, the node-local rank that picks this process's GPU, and the backend table
- * MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns. The layers above
- * model reach the first two through src/model/gpu.h. */
+/* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): the backend
+ * table MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns, whether a GPU is
+ * usable and the node-local rank that picks this process's GPU. The layers above model reach
+ * the last two through the table (its available and place entries); the GPU tests and the
+ * NCCL transport (kernels/) call them by name. */
 #ifndef SAPO_KERNELS_CUDA_BACKEND_H
 #define SAPO_KERNELS_CUDA_BACKEND_H
 

@@ -35,6 +35,18 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
+/* A softmax's numerators over one warp's row of n scores, lane holding row[lane], row[lane +
+ * 32], ... and mx their maximum: row[j] = exp(row[j] - the row's maximum); returns their sum
+ * (the same in every lane). */
+__device__ __forceinline__ float warp_exp_sum(float* row, int n, float mx, int lane) {
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (int j = lane; j < n; j += 32) {
+        row[j] = expf(row[j] - mx);
+        sum += row[j];
+    }
+    return warp_sum(sum);
+}
 
 /* The deterministic mode (cuda_det_* launchers): one thread per output element. */
 static const int DET_BLOCK = 128;

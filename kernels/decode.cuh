@@ -1,8 +1,8 @@
 /* Generation with KV caches: the prompts' keys and values stored at prefill, each decode
  * row's own stored as it goes, and one decode step's attention (a row reads its prompt's
- * cache, then its own). Twins cpu_prefill's copies, cpu_decode's and decode_attention_run of
- * src/model/cpu_backend.c; the deterministic decode attention calls det_attention.h's
- * det_attend_query, the training forward's own function. */
+ * cache, then its own). Twins cpu_prefill's copies, op_decode_kv_store and
+ * decode_attention_run of src/model/cpu_backend.c; the deterministic decode attention calls
+ * det_attention.h's det_attend_query, the training forward's own function. */
 #ifndef SAPO_KERNELS_DECODE_CUH
 #define SAPO_KERNELS_DECODE_CUH
 
@@ -67,13 +67,7 @@ __global__ void cuda_decode_attention_kernel(float* y, const float* q3, const fl
         scores[t] = scale * dot;
         mx = fmaxf(mx, scores[t]);
     }
-    mx = warp_max(mx);
-    float sum = 0.0f;
-    for (int t = lane; t < n_keys; t += 32) {
-        scores[t] = expf(scores[t] - mx);
-        sum += scores[t];
-    }
-    sum = warp_sum(sum);
+    float sum = warp_exp_sum(scores, n_keys, mx, lane);
     __syncwarp(); /* every lane reads every score below */
     float inv = 1.0f / sum;
     for (int d = lane; d < hs; d += 32) {

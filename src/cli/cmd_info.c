@@ -9,7 +9,7 @@
 #include "core/host_info.h"
 #include "cli/commands.h"
 #include "core/config.h"
-#include "model/gpu.h"
+#include "model/gpt.h"
 #include "swarm/round_record.h"
 
 static const CliOption OPTIONS[] = {
@@ -44,11 +44,11 @@ int cmd_info(int argc, char** argv) {
     for (int i = 0; i < len; i++) if (mpiver[i] == '\n' || mpiver[i] == ',') { mpiver[i] = '\0'; break; }
     printf("# sapo build\n");
     printf("source     %s\n", SAPO_SOURCE_DIR);
-#ifdef SAPO_HAVE_CUDA
-    printf("backends   cpu cuda (%s)\n", model_gpu_available() ? "a GPU is visible" : "built, but no GPU is visible");
-#else
-    printf("backends   cpu\n");
-#endif
+    const ModelBackend* cuda = model_backend_built("cuda");
+    if (cuda)
+        printf("backends   cpu cuda (%s)\n", cuda->available() ? "a GPU is visible" : "built, but no GPU is visible");
+    else
+        printf("backends   cpu\n");
 #ifdef SAPO_HAVE_NCCL
     printf("allgather  MPI, NCCL when every rank has its own GPU\n");
 #else

@@ -1,14 +1,18 @@
-/* The transformer blocks' forward loop and backward loop, written once for both backends
- * (cpu_backend.c and kernels/cuda_backend.cu) over a table of layer operations, BlockOps,
- * each taking the backend's context: the CPU's entries wrap cpu_layers.c / det_* (the
- * deterministic choice and the segment layout come from the context), the CUDA ones the
- * launchers of kernels/cuda_layers.cuh on the backend's stream. The activations both loops
- * read and write are laid out in BlockActs, which each backend's state holds (host or device
- * memory). Header-only, like adamw_scalars.h: the CUDA library links no libsapo code. */
+/* The model's layer loops, written once for both backends (cpu_backend.c and
+ * kernels/cuda_backend.cu) over a table of layer operations, BlockOps, each taking the
+ * backend's context: the transformer blocks' forward and backward, the head (final LayerNorm
+ * and logits) forward and backward, and generation's prefill store and decode step with
+ * their checks. The
+ * CPU's entries wrap cpu_layers.c / det_* (the deterministic choice and the segment layout
+ * come from the context), the CUDA ones the launchers of kernels/cuda_layers.cuh on the
+ * backend's stream. The activations the loops read and write are laid out in BlockActs and
+ * DecodeActs, which each backend's state holds (host or device memory). Header-only, like
+ * adamw_scalars.h: the CUDA library links no libsapo code. */
 #ifndef SAPO_MODEL_BLOCK_LOOP_H
 #define SAPO_MODEL_BLOCK_LOOP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" { /* gpt.h has no guard of its own: kernels/cuda_backend.cu includes it so too */
@@ -43,6 +47,23 @@ typedef struct {
     float* datt;      /* attention backward's scratch (the backend sizes it) */
 } BlockActs;
 
+/* Generation's buffers for up to cap.max_rows rows decoded together: one step's activations,
+ * (n, ...) packed by the step's own n, and the KV caches. */
+typedef struct {
+    float* x;       /* (n, C) residual stream */
+    float* xn;      /* (n, C) normalised */
+    float* q3;      /* (n, 3C) */
+    float* y;       /* (n, C) attention output */
+    float* h4;      /* (n, 4C) */
+    float* h4g;     /* (n, 4C) */
+    float* h4t;     /* (n, 4C) */
+    float* tmp;     /* (n, C) */
+    float* mean;    /* (n) */
+    float* rstd;    /* (n) */
+    float *kprefix, *vprefix; /* (L, max_prefixes, n_ctx, C) the prompts' keys and values (prefill) */
+    float *krow, *vrow;       /* (L, max_rows, row_ctx, C) each row's own, a position a step */
+} DecodeActs;
+
 /* One backend's layers; ctx is the backend's own. Attention reads the batch's segment layout
  * from ctx. zero sets n floats to 0. */
 typedef struct {
@@ -63,6 +84,19 @@ typedef struct {
     void (*gelu_backward)(void* ctx, float* dinp, const float* inp, const float* th, const float* dout, size_t n);
     void (*residual_forward)(void* ctx, float* out, const float* a, const float* b, size_t n);
     void (*zero)(void* ctx, float* p, size_t n);
+    /* Generation. Prefill: token n's key and value (in qkv) go to position n - start of its
+     * segment's prompt cache slot (prefix_slot floats a slot); the layout comes from ctx. */
+    void (*prefill_kv_store)(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                             size_t prefix_slot);
+    /* Decode; d's arrays are in the backend's memory. Row i's key and value (in q3) go to
+     * its cache row rows[i] at index pos[i] - prefix_len[i] (row_slot floats a cache row). */
+    void (*decode_kv_store)(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
+                            size_t row_slot);
+    /* y = row i's attention over the first prefix_len[i] positions of prompt slot prefix[i]
+     * (prefix_slot floats a slot of n_ctx positions) and then its own cached positions. */
+    void (*decode_attention)(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                             const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
+                             size_t prefix_slot, size_t row_slot, int n_ctx);
 } BlockOps;
 
 /* Embedding and every transformer block for N tokens (inputs, positions pos) with att_used
@@ -99,6 +133,28 @@ static inline void block_forward(const BlockOps* op, void* ctx, const BlockActs*
     }
 }
 
+/* The head of N tokens: the final LayerNorm of the residual stream (into lnf, mean, rstd),
+ * then the logits (N, V) through the tied embedding. */
+static inline void head_forward(const BlockOps* op, void* ctx, float* logits, float* lnf, float* mean, float* rstd,
+                                const float* residual, const GPTParams* p, int N, int C, int V) {
+    op->layernorm_forward(ctx, lnf, mean, rstd, residual, p->lnfw, p->lnfb, N, C);
+    op->matmul_forward(ctx, logits, lnf, p->wte, NULL, N, C, V);
+}
+
+/* The head's backward from d(logits) (N, V) into the gradients g: leaves d(residual3 of the
+ * last layer) in dresidual, where block_backward starts. */
+static inline void head_backward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
+                                 const GPTParams* g, const float* dlogits, const float* lnf, const float* lnf_mean,
+                                 const float* lnf_rstd, const GPTConfig* c, int N) {
+    int C = c->d_model;
+    size_t NC = (size_t)N * C;
+    op->zero(ctx, a->dC, NC);
+    op->matmul_backward(ctx, a->dC, g->wte, NULL, dlogits, lnf, p->wte, N, C, c->vocab);
+    op->zero(ctx, a->dresidual, NC);
+    op->layernorm_backward(ctx, a->dresidual, g->lnfw, g->lnfb, a->dC, a->residual3 + (size_t)(c->n_layer - 1) * NC,
+                           p->lnfw, lnf_mean, lnf_rstd, N, C);
+}
+
 /* Every block's backward, last layer first, into the gradients g: dresidual holds
  * d(residual3 of the last layer) on entry and d(encoded) on return. */
 static inline void block_backward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
@@ -131,6 +187,87 @@ static inline void block_backward(const BlockOps* op, void* ctx, const BlockActs
         op->layernorm_backward(ctx, a->dresidual, g->ln1w + l * C, g->ln1b + l * C, a->dC, residual, p->ln1w + l * C,
                                a->ln1_mean + l * N, a->ln1_rstd + l * N, N, C);
     }
+}
+
+/* Checks a prefill batch against the prompt caches: at most cap.max_prefixes segments, none
+ * with a prefix. Returns 0, or -1 with the reason in err. */
+static inline int prefill_check(const ModelCapacity* cap, const PackedBatch* pb, char* err, size_t errlen) {
+    if (pb->n_segments > cap->max_prefixes) {
+        snprintf(err, errlen, "prefill of %d prompts exceeds the model's %d prompt caches", pb->n_segments,
+                 cap->max_prefixes);
+        return -1;
+    }
+    for (int k = 0; k < pb->n_segments; k++) {
+        if (pb->segs[k].prefix >= 0) {
+            snprintf(err, errlen, "prefill: segment %d has a prefix", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After block_forward of a prefill batch of N tokens: every layer's keys and values of
+ * segment s go to prompt cache slot s. */
+static inline void block_prefill_store(const BlockOps* op, void* ctx, const BlockActs* a, const DecodeActs* g,
+                                       const GPTConfig* c, const ModelCapacity* cap, int N) {
+    int C = c->d_model;
+    size_t NC = (size_t)N * C, pslot = (size_t)c->n_ctx * C, play = (size_t)cap->max_prefixes * pslot;
+    for (int l = 0; l < c->n_layer; l++)
+        op->prefill_kv_store(ctx, g->kprefix + l * play, g->vprefix + l * play, a->qkv + l * NC * 3, N, C, pslot);
+}
+
+/* Checks a decode step (host arrays) against the model before any cache is touched: 1 to
+ * cap.max_rows rows, and for each its cache row, prompt slot, position (< n_ctx, within the
+ * row's cache) and token (< vocab). Returns 0, or -1 with the first bad row in err. */
+static inline int decode_check(const GPTConfig* c, const ModelCapacity* cap, const DecodeStep* d, char* err,
+                               size_t errlen) {
+    if (d->n < 1 || d->n > cap->max_rows) {
+        snprintf(err, errlen, "decode of %d rows: expected 1..%d (the model's capacity)", d->n, cap->max_rows);
+        return -1;
+    }
+    for (int i = 0; i < d->n; i++) {
+        int at = d->pos[i] - d->prefix_len[i];
+        if (d->rows[i] < 0 || d->rows[i] >= cap->max_rows || d->prefix_len[i] < 0 || at < 0 || at >= cap->row_ctx ||
+            d->pos[i] >= c->n_ctx || d->tokens[i] < 0 || d->tokens[i] >= c->vocab ||
+            (d->prefix_len[i] > 0 && (d->prefix[i] < 0 || d->prefix[i] >= cap->max_prefixes))) {
+            snprintf(err, errlen,
+                     "decode row %d: cache row %d, prompt %d of %d positions, position %d, token %d outside the "
+                     "model's capacity",
+                     i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i], d->tokens[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* One decode step of d->n rows (d's arrays in the backend's memory; the caller has checked
+ * it, see decode_check): embeds each row's token at its position, runs every block with the
+ * row's key and value stored in its cache row and attention over its prompt's cache and its
+ * own, then the head; writes logits (n, V) in the backend's memory. */
+static inline void block_decode(const BlockOps* op, void* ctx, const DecodeActs* a, const GPTParams* p,
+                                const DecodeStep* d, const GPTConfig* c, const ModelCapacity* cap, float* logits) {
+    int C = c->d_model, NH = c->n_head, n = d->n;
+    size_t nC = (size_t)n * C;
+    size_t pslot = (size_t)c->n_ctx * C, play = (size_t)cap->max_prefixes * pslot;
+    size_t rslot = (size_t)cap->row_ctx * C, rlay = (size_t)cap->max_rows * rslot;
+    op->encoder_forward(ctx, a->x, d->tokens, d->pos, p->wte, p->wpe, n, C);
+    for (int l = 0; l < c->n_layer; l++) {
+        float* kr = a->krow + l * rlay;
+        float* vr = a->vrow + l * rlay;
+        op->layernorm_forward(ctx, a->xn, a->mean, a->rstd, a->x, p->ln1w + l * C, p->ln1b + l * C, n, C);
+        op->matmul_forward(ctx, a->q3, a->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C);
+        op->decode_kv_store(ctx, kr, vr, a->q3, d, C, rslot);
+        op->decode_attention(ctx, a->y, a->q3, a->kprefix + l * play, a->vprefix + l * play, kr, vr, d, C, NH, pslot,
+                             rslot, c->n_ctx);
+        op->matmul_forward(ctx, a->tmp, a->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C);
+        op->residual_forward(ctx, a->x, a->x, a->tmp, nC);
+        op->layernorm_forward(ctx, a->xn, a->mean, a->rstd, a->x, p->ln2w + l * C, p->ln2b + l * C, n, C);
+        op->matmul_forward(ctx, a->h4, a->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C);
+        op->gelu_forward(ctx, a->h4g, a->h4t, a->h4, nC * 4);
+        op->matmul_forward(ctx, a->tmp, a->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C);
+        op->residual_forward(ctx, a->x, a->x, a->tmp, nC);
+    }
+    head_forward(op, ctx, logits, a->xn, a->mean, a->rstd, a->x, p, n, C, c->vocab);
 }
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /* The CPU reference backend: forward, backward, AdamW and KV-cache decoding for the GPT of
- * gpt.h, built from the layers in cpu_layers.c. Everything is allocated once in setup for
+ * gpt.h, the layers of cpu_layers.c run by block_loop.h's loops (CPU_BLOCK_OPS). Everything is allocated once in setup for
  * max_batch sequences of n_ctx tokens; nothing is allocated per call. */
 #include <cblas.h>
 #include <math.h>
@@ -31,21 +31,8 @@ typedef struct {
     /* backward scratch */
     long* seg_att;     /* deterministic: each segment's offset in att (seg_cap) */
     float* dlogits;    /* (N, V) */
-    /* KV cache for generation: prompts (L, max_prefixes, n_ctx, C), rows (L, max_rows, row_ctx, C) */
-    float *kprefix, *vprefix;
-    float *krow, *vrow;
-    /* decode scratch, (max_rows, ...) */
-    float* x;          /* (n, C) residual stream */
-    float* xn;         /* (n, C) normalised */
-    float* q3;         /* (n, 3C) */
-    float* y;          /* (n, C) */
-    float* h4;         /* (n, 4C) */
-    float* h4g;        /* (n, 4C) */
-    float* h4t;        /* (n, 4C) */
-    float* tmp;        /* (n, C) */
-    float* mean;       /* (n) */
-    float* rstd;       /* (n) */
-    float* scores;     /* (max_rows, n_ctx) one head's weights for a run of rows */
+    DecodeActs gen;    /* generation's KV caches and decode scratch (block_loop.h) */
+    float* scores;     /* (max_rows, n_ctx) one head's weights for a run of decode rows */
     int N;             /* tokens of the last forward */
     float logit_scale; /* its PackedBatch.logit_scale (1 when 0) */
     long att_used;     /* attention weights per layer of the last forward */
@@ -92,20 +79,20 @@ static void cpu_setup(Model* m) {
     s->a.datt = mallocCheck(datt * sizeof(float));
     s->seg_att = mallocCheck((size_t)s->seg_cap * sizeof(long));
     s->dlogits = mallocCheck(N * V * sizeof(float));
-    s->kprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
-    s->vprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
-    s->krow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
-    s->vrow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
-    s->x = mallocCheck(R * C * sizeof(float));
-    s->xn = mallocCheck(R * C * sizeof(float));
-    s->q3 = mallocCheck(R * 3 * C * sizeof(float));
-    s->y = mallocCheck(R * C * sizeof(float));
-    s->h4 = mallocCheck(R * 4 * C * sizeof(float));
-    s->h4g = mallocCheck(R * 4 * C * sizeof(float));
-    s->h4t = mallocCheck(R * 4 * C * sizeof(float));
-    s->tmp = mallocCheck(R * C * sizeof(float));
-    s->mean = mallocCheck(R * sizeof(float));
-    s->rstd = mallocCheck(R * sizeof(float));
+    s->gen.kprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
+    s->gen.vprefix = mallocCheck(L * cap->max_prefixes * T * C * sizeof(float));
+    s->gen.krow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
+    s->gen.vrow = mallocCheck(L * R * cap->row_ctx * C * sizeof(float));
+    s->gen.x = mallocCheck(R * C * sizeof(float));
+    s->gen.xn = mallocCheck(R * C * sizeof(float));
+    s->gen.q3 = mallocCheck(R * 3 * C * sizeof(float));
+    s->gen.y = mallocCheck(R * C * sizeof(float));
+    s->gen.h4 = mallocCheck(R * 4 * C * sizeof(float));
+    s->gen.h4g = mallocCheck(R * 4 * C * sizeof(float));
+    s->gen.h4t = mallocCheck(R * 4 * C * sizeof(float));
+    s->gen.tmp = mallocCheck(R * C * sizeof(float));
+    s->gen.mean = mallocCheck(R * sizeof(float));
+    s->gen.rstd = mallocCheck(R * sizeof(float));
     s->scores = mallocCheck(R * T * sizeof(float));
     m->state = s;
 }
@@ -116,9 +103,10 @@ static void cpu_teardown(Model* m) {
     void* bufs[] = {s->inputs, s->targets, s->pos, s->segs, s->a.encoded, s->a.ln1, s->a.ln1_mean, s->a.ln1_rstd,
                     s->a.qkv, s->a.atty, s->a.att, s->a.residual2, s->a.ln2, s->a.ln2_mean, s->a.ln2_rstd, s->a.fch,
                     s->a.fch_gelu, s->a.fch_tanh, s->a.residual3, s->lnf, s->lnf_mean, s->lnf_rstd, s->logits, s->probs,
-                    s->a.dresidual, s->a.dC, s->a.dC2, s->a.d3C, s->a.d4C, s->a.d4C2, s->a.datt, s->dlogits, s->kprefix,
-                    s->vprefix, s->krow, s->vrow, s->x, s->xn, s->q3, s->y, s->h4, s->h4g, s->h4t, s->tmp, s->mean,
-                    s->rstd, s->scores, s->seg_att};
+                    s->a.dresidual, s->a.dC, s->a.dC2, s->a.d3C, s->a.d4C, s->a.d4C2, s->a.datt, s->dlogits,
+                    s->gen.kprefix, s->gen.vprefix, s->gen.krow, s->gen.vrow, s->gen.x, s->gen.xn, s->gen.q3,
+                    s->gen.y, s->gen.h4, s->gen.h4g, s->gen.h4t, s->gen.tmp, s->gen.mean, s->gen.rstd, s->scores,
+                    s->seg_att};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s);
     m->state = NULL;
@@ -198,6 +186,82 @@ static void op_residual_forward(void* ctx, float* out, const float* a, const flo
     residual_forward(out, a, b, (int)n);
 }
 static void op_zero(void* ctx, float* p, size_t n) { memset(p, 0, n * sizeof(float)); }
+static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
+                                size_t prefix_slot) {
+    const CpuState* s = ((Model*)ctx)->state;
+    for (int g = 0; g < s->n_segs; g++) {
+        const Segment* sg = &s->segs[g];
+        for (int t = 0; t < sg->len; t++) {
+            const float* row = qkv + (size_t)(sg->start + t) * 3 * C;
+            size_t at = g * prefix_slot + (size_t)t * C;
+            memcpy(kprefix + at, row + C, C * sizeof(float));
+            memcpy(vprefix + at, row + 2 * C, C * sizeof(float));
+        }
+    }
+}
+static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
+                               size_t row_slot) {
+    for (int i = 0; i < d->n; i++) {
+        const float* q = q3 + (size_t)i * 3 * C;
+        size_t at = (size_t)d->rows[i] * row_slot + (size_t)(d->pos[i] - d->prefix_len[i]) * C;
+        memcpy(krow + at, q + C, C * sizeof(float));
+        memcpy(vrow + at, q + 2 * C, C * sizeof(float));
+    }
+}
+
+/* Attention of decode rows [i0, i1), which share one prompt cache (kp, vp: its slot): the
+ * prompt part of every row's scores in one product per head, each row's own cached positions
+ * after it. */
+static void decode_attention_run(Model* m, float* y, const float* q3, const float* kp, const float* vp,
+                                 const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1, int C,
+                                 int NH, size_t row_slot, int T) {
+    CpuState* s = m->state;
+    int hs = C / NH, C3 = 3 * C, nr = i1 - i0, plen = d->prefix_len[i0];
+    float scale = 1.0f / sqrtf((float)hs);
+    if (det_of(m)) { /* the training forward's function, query for query (det_attention.h) */
+        for (int h = 0; h < NH; h++)
+            for (int i = i0; i < i1; i++) {
+                int own = d->pos[i] - plen + 1;
+                const float* kr = krow + (size_t)d->rows[i] * row_slot + h * hs;
+                const float* vr = vrow + (size_t)d->rows[i] * row_slot + h * hs;
+                det_attend_query(s->scores, plen + own, y + (size_t)i * C + h * hs, q3 + (size_t)i * C3 + h * hs,
+                                 kp + h * hs, vp + h * hs, C, plen, kr, vr, C, own, hs, scale);
+            }
+        return;
+    }
+    for (int h = 0; h < NH; h++) {
+        const float* q = q3 + (size_t)i0 * C3 + h * hs;
+        /* scores row r: [prompt keys | the row's own keys], ld T */
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, C3, kp + h * hs, C, 0.0f,
+                              s->scores, T);
+        for (int r = 0; r < nr; r++) {
+            int i = i0 + r, own = d->pos[i] - plen + 1;
+            const float* kr = krow + (size_t)d->rows[i] * row_slot + h * hs;
+            float* row = s->scores + (size_t)r * T;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, C, q + (size_t)r * C3, 1, 0.0f, row + plen, 1);
+            softmax_inplace(row, plen + own);
+            const float* vr = vrow + (size_t)d->rows[i] * row_slot + h * hs;
+            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, C, row + plen, 1, 0.0f, y + (size_t)i * C + h * hs,
+                        1);
+        }
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, s->scores, T, vp + h * hs, C,
+                              1.0f, y + (size_t)i0 * C + h * hs, C);
+    }
+}
+
+static void op_decode_attention(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
+                                const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
+                                size_t prefix_slot, size_t row_slot, int n_ctx) {
+    for (int i0 = 0; i0 < d->n;) { /* runs of adjacent rows reading the same prompt */
+        int i1 = i0 + 1;
+        while (i1 < d->n && d->prefix_len[i1] == d->prefix_len[i0] &&
+               (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
+            i1++;
+        size_t slot = (size_t)(d->prefix_len[i0] ? d->prefix[i0] : 0) * prefix_slot;
+        decode_attention_run(ctx, y, q3, kprefix + slot, vprefix + slot, krow, vrow, d, i0, i1, C, NH, row_slot, n_ctx);
+        i0 = i1;
+    }
+}
 
 static const BlockOps CPU_BLOCK_OPS = {
     .encoder_forward = op_encoder_forward,
@@ -211,6 +275,9 @@ static const BlockOps CPU_BLOCK_OPS = {
     .gelu_backward = op_gelu_backward,
     .residual_forward = op_residual_forward,
     .zero = op_zero,
+    .prefill_kv_store = op_prefill_kv_store,
+    .decode_kv_store = op_decode_kv_store,
+    .decode_attention = op_decode_attention,
 };
 
 /* Embedding and every transformer block for the kept layout; leaves the final residual
@@ -229,8 +296,7 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     forward_blocks(m);
     int N = s->N;
     const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
-    layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, last, m->params.lnfw, m->params.lnfb, N, C);
-    matmul_forward(s->logits, s->lnf, m->params.wte, NULL, N, C, V, det_of(m));
+    head_forward(&CPU_BLOCK_OPS, m, s->logits, s->lnf, s->lnf_mean, s->lnf_rstd, last, &m->params, N, C, V);
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
     logprob_forward(logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale, det_of(m));
 }
@@ -240,17 +306,11 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &m->params;
     GPTParams* g = &m->grads;
-    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab, L = c->n_layer, det = det_of(m);
-    size_t NC = (size_t)N * C;
-    if (det) det_segment_offsets(s->seg_att, s->segs, s->n_segs, NH);
+    int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab;
+    if (det_of(m)) det_segment_offsets(s->seg_att, s->segs, s->n_segs, NH);
 
     logprob_backward(s->dlogits, dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
-    memset(s->a.dC, 0, NC * sizeof(float));
-    matmul_backward(s->a.dC, g->wte, NULL, s->dlogits, s->lnf, p->wte, N, C, V, det);
-    memset(s->a.dresidual, 0, NC * sizeof(float));
-    layernorm_backward(s->a.dresidual, g->lnfw, g->lnfb, s->a.dC, s->a.residual3 + (L - 1) * NC, p->lnfw,
-                       s->lnf_mean, s->lnf_rstd, N, C);
-
+    head_backward(&CPU_BLOCK_OPS, m, &s->a, p, g, s->dlogits, s->lnf, s->lnf_mean, s->lnf_rstd, c, N);
     block_backward(&CPU_BLOCK_OPS, m, &s->a, p, g, c, N, s->att_used);
     encoder_backward(g->wte, g->wpe, s->a.dresidual, s->inputs, s->pos, N, C);
 }
@@ -278,119 +338,24 @@ static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
 
 static void cpu_prefill(Model* m, const PackedBatch* pb) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
-    int C = c->d_model;
-    if (pb->n_segments > m->cap.max_prefixes)
-        sapo_die("prefill of %d prompts exceeds the model's %d prompt caches", pb->n_segments, m->cap.max_prefixes);
+    char err[256];
+    if (prefill_check(&m->cap, pb, err, sizeof err)) sapo_die("%s", err);
     keep_layout(s, pb);
     forward_blocks(m);
-    size_t NC = (size_t)s->N * C, slot_stride = (size_t)c->n_ctx * C;
-    size_t layer_stride = (size_t)m->cap.max_prefixes * slot_stride;
-    for (int l = 0; l < c->n_layer; l++) {
-        for (int g = 0; g < pb->n_segments; g++) {
-            const Segment* sg = &pb->segs[g];
-            if (sg->prefix >= 0) sapo_die("prefill: segment %d has a prefix", g);
-            for (int t = 0; t < sg->len; t++) {
-                const float* row = s->a.qkv + l * NC * 3 + (size_t)(sg->start + t) * 3 * C;
-                size_t at = l * layer_stride + g * slot_stride + (size_t)t * C;
-                memcpy(s->kprefix + at, row + C, C * sizeof(float));
-                memcpy(s->vprefix + at, row + 2 * C, C * sizeof(float));
-            }
-        }
-    }
-}
-
-/* Attention of decode rows [i0, i1), which share one prompt cache: the prompt part of every
- * row's scores in one product per head, each row's own cached positions after it. */
-static void decode_attention_run(Model* m, const DecodeStep* d, int i0, int i1, int l) {
-    CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
-    int C = c->d_model, NH = c->n_head, hs = C / NH, C3 = 3 * C, T = c->n_ctx, nr = i1 - i0;
-    float scale = 1.0f / sqrtf((float)hs);
-    int plen = d->prefix_len[i0];
-    size_t pslot = (size_t)T * C, play = (size_t)m->cap.max_prefixes * pslot;
-    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
-    const float* kp = s->kprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
-    const float* vp = s->vprefix + l * play + (plen ? d->prefix[i0] : 0) * pslot;
-    if (det_of(m)) { /* the training forward's function, query for query (det_attention.h) */
-        for (int h = 0; h < NH; h++)
-            for (int i = i0; i < i1; i++) {
-                int own = d->pos[i] - plen + 1;
-                const float* kr = s->krow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
-                const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
-                det_attend_query(s->scores, plen + own, s->y + (size_t)i * C + h * hs, s->q3 + (size_t)i * C3 + h * hs,
-                                 kp + h * hs, vp + h * hs, C, plen, kr, vr, C, own, hs, scale);
-            }
-        return;
-    }
-    for (int h = 0; h < NH; h++) {
-        const float* q = s->q3 + (size_t)i0 * C3 + h * hs;
-        /* scores row r: [prompt keys | the row's own keys], ld T */
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, C3, kp + h * hs, C, 0.0f,
-                              s->scores, T);
-        for (int r = 0; r < nr; r++) {
-            int i = i0 + r, own = d->pos[i] - plen + 1;
-            const float* kr = s->krow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
-            float* row = s->scores + (size_t)r * T;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, C, q + (size_t)r * C3, 1, 0.0f, row + plen, 1);
-            softmax_inplace(row, plen + own);
-            const float* vr = s->vrow + l * rlay + (size_t)d->rows[i] * rslot + h * hs;
-            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, C, row + plen, 1, 0.0f, s->y + (size_t)i * C + h * hs,
-                        1);
-        }
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, s->scores, T, vp + h * hs, C,
-                              1.0f, s->y + (size_t)i0 * C + h * hs, C);
-    }
+    block_prefill_store(&CPU_BLOCK_OPS, m, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
 }
 
 static void cpu_decode(Model* m, const DecodeStep* d, float* logits) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
-    const GPTParams* p = &m->params;
-    int C = c->d_model, V = c->vocab, n = d->n, det = det_of(m);
-    size_t rslot = (size_t)m->cap.row_ctx * C, rlay = (size_t)m->cap.max_rows * rslot;
-    if (n > m->cap.max_rows) sapo_die("decode of %d rows exceeds the model's %d", n, m->cap.max_rows);
-    for (int i = 0; i < n; i++) {
-        int at = d->pos[i] - d->prefix_len[i];
-        if (d->rows[i] < 0 || d->rows[i] >= m->cap.max_rows || at < 0 || at >= m->cap.row_ctx || d->pos[i] >= c->n_ctx ||
-            (d->prefix_len[i] > 0 && (d->prefix[i] < 0 || d->prefix[i] >= m->cap.max_prefixes)))
-            sapo_die("decode row %d: cache row %d, prompt %d of %d positions, position %d outside the model's capacity",
-                     i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i]);
-        const float* we = p->wte + (size_t)d->tokens[i] * C;
-        const float* pe = p->wpe + (size_t)d->pos[i] * C;
-        for (int j = 0; j < C; j++) s->x[(size_t)i * C + j] = we[j] + pe[j];
-    }
-    for (int l = 0; l < c->n_layer; l++) {
-        layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->ln1w + l * C, p->ln1b + l * C, n, C);
-        matmul_forward(s->q3, s->xn, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, n, C, 3 * C, det);
-        for (int i = 0; i < n; i++) {
-            const float* q = s->q3 + (size_t)i * 3 * C;
-            size_t at = l * rlay + (size_t)d->rows[i] * rslot + (size_t)(d->pos[i] - d->prefix_len[i]) * C;
-            memcpy(s->krow + at, q + C, C * sizeof(float));
-            memcpy(s->vrow + at, q + 2 * C, C * sizeof(float));
-        }
-        for (int i0 = 0; i0 < n;) { /* runs of adjacent rows reading the same prompt */
-            int i1 = i0 + 1;
-            while (i1 < n && d->prefix_len[i1] == d->prefix_len[i0] &&
-                   (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
-                i1++;
-            decode_attention_run(m, d, i0, i1, l);
-            i0 = i1;
-        }
-        matmul_forward(s->tmp, s->y, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, n, C, C, det);
-        residual_forward(s->x, s->x, s->tmp, n * C);
-        layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->ln2w + l * C, p->ln2b + l * C, n, C);
-        matmul_forward(s->h4, s->xn, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, n, C, 4 * C, det);
-        gelu_forward(s->h4g, s->h4t, s->h4, n * 4 * C);
-        matmul_forward(s->tmp, s->h4g, p->fcprojw + (size_t)l * 4 * C * C, p->fcprojb + l * C, n, 4 * C, C, det);
-        residual_forward(s->x, s->x, s->tmp, n * C);
-    }
-    layernorm_forward(s->xn, s->mean, s->rstd, s->x, p->lnfw, p->lnfb, n, C);
-    matmul_forward(logits, s->xn, p->wte, NULL, n, C, V, det);
+    char err[256];
+    if (decode_check(&m->cfg, &m->cap, d, err, sizeof err)) sapo_die("%s", err);
+    block_decode(&CPU_BLOCK_OPS, m, &s->gen, &m->params, d, &m->cfg, &m->cap, logits);
 }
 
 const ModelBackend MODEL_BACKEND_CPU = {
     .name = "cpu",
+    .available = NULL, /* always */
+    .place = NULL,     /* the host's cores, whatever the rank */
     .setup = cpu_setup,
     .teardown = cpu_teardown,
     .upload = cpu_upload,

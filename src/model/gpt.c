@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "model/det_math.h"
 #ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h" /* MODEL_BACKEND_CUDA, cuda_backend_available */
+#include "cuda_backend.h" /* MODEL_BACKEND_CUDA */
 #endif
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
@@ -19,19 +19,34 @@ const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
 
 extern const ModelBackend MODEL_BACKEND_CPU;
 
+const ModelBackend* const MODEL_BACKENDS[] = {
+    &MODEL_BACKEND_CPU,
+#ifdef SAPO_HAVE_CUDA
+    &MODEL_BACKEND_CUDA,
+#endif
+    NULL,
+};
+
+const ModelBackend* model_backend_built(const char* name) {
+    for (const ModelBackend* const* b = MODEL_BACKENDS; *b; b++)
+        if (!strcmp((*b)->name, name)) return *b;
+    return NULL;
+}
+
 static const char* const BACKEND_CHOICE_NAMES[] = {BACKEND_CHOICE_VALUES(CONFIG_ENUM_NAME)};
 #define N_BACKEND_CHOICES ((int)(sizeof BACKEND_CHOICE_NAMES / sizeof BACKEND_CHOICE_NAMES[0]))
 
 const ModelBackend* model_backend_for(BackendChoice choice) {
     switch (choice) {
     case BACKEND_CPU: return &MODEL_BACKEND_CPU;
-#ifdef SAPO_HAVE_CUDA
-    case BACKEND_CUDA: return cuda_backend_available() ? &MODEL_BACKEND_CUDA : NULL;
-    case BACKEND_AUTO: return cuda_backend_available() ? &MODEL_BACKEND_CUDA : &MODEL_BACKEND_CPU;
-#else
-    case BACKEND_CUDA: return NULL;
-    case BACKEND_AUTO: return &MODEL_BACKEND_CPU;
-#endif
+    case BACKEND_CUDA: {
+        const ModelBackend* b = model_backend_built("cuda");
+        return b && (!b->available || b->available()) ? b : NULL;
+    }
+    case BACKEND_AUTO: {
+        const ModelBackend* cuda = model_backend_for(BACKEND_CUDA);
+        return cuda ? cuda : &MODEL_BACKEND_CPU;
+    }
     }
     return NULL;
 }

@@ -2,7 +2,8 @@
  * special tokens), pre-LayerNorm blocks, learned positions, GELU MLP, output layer tied to
  * the token embedding. Parameters, gradients and each Adam moment live in one contiguous
  * buffer each, with named pointers into them (GPTParams). The numerics run in a backend
- * (ModelBackend, a table of functions): the CPU reference here, a CUDA twin in kernels/. */
+ * (ModelBackend, a table of functions, which also says whether it can run here and where a
+ * rank computes): the CPU reference here, a CUDA twin in kernels/. */
 #ifndef SAPO_MODEL_GPT_H
 #define SAPO_MODEL_GPT_H
 
@@ -111,6 +112,14 @@ typedef struct {
 
 typedef struct {
     const char* name;
+    /* Whether the backend can run in this process (CUDA: the runtime sees a device; never a
+     * crash without a driver), computed once; NULL: always. */
+    int (*available)(void);
+    /* Where this process computes, given its rank among the ranks of its machine and their
+     * number (CUDA: GPU local_rank modulo the visible devices, so ranks share GPUs round-robin;
+     * without this call the rank comes from the launcher's environment). NULL: nothing to
+     * place. Called before setup. */
+    void (*place)(int local_rank, int local_size);
     /* Allocates activations, scratch and KV cache for m->cap. */
     void (*setup)(Model* m);
     void (*teardown)(Model* m);
@@ -158,12 +167,17 @@ void gpt_tensor_sizes(const GPTConfig* cfg, size_t sizes[GPT_NUM_TENSORS]);
 /* Points the named views into a buffer laid out as gpt_tensor_sizes says. */
 void gpt_point_params(GPTParams* p, float* memory, const size_t sizes[GPT_NUM_TENSORS]);
 
+/* Every backend this build has, whether or not it can run here: cpu first; NULL after the
+ * last. */
+extern const ModelBackend* const MODEL_BACKENDS[];
+/* The backend by its name ("cpu", "cuda") if this build has it, whether or not it can run here; else NULL. */
+const ModelBackend* model_backend_built(const char* name);
 /* The backend model.backend chooses: cpu, cuda (NULL when not built or no GPU is visible),
  * auto = cuda when available, else cpu. */
 const ModelBackend* model_backend_for(BackendChoice choice);
 /* The choice's name as model.backend writes it ("cpu", "cuda", "auto"). */
 const char* model_backend_choice_name(BackendChoice choice);
-/* The backend by one of those names; NULL if unknown or not available. */
+/* The backend by one of those names, as model_backend_for chooses; NULL if unknown or not available. */
 const ModelBackend* model_backend_find(const char* name);
 
 /* A model with zeroed gradients and moments, parameters initialised GPT-2 style from the
