@@ -33,22 +33,15 @@ def init_params(L, C, T, seed=0):
     return p
 
 
-def block_attention(q, k, v, causal):
-    att = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
-    if causal is not None:
-        att = att.masked_fill(~causal, float("-inf"))
-    return att.softmax(dim=-1) @ v
-
-
-def logits(p, inputs, L, NH, cache=None, start=0):
-    """Logits (B, T, V) for inputs (B, T) at positions start..start+T-1. With a cache (a list
-    of per-layer [k, v] or None entries), keys and values are appended to it."""
-    B, T = inputs.shape
+def forward(p, idx, pos, NH, bias=None, cache=None):
+    """Logits (B, T, V) of tokens idx (B, T) at position ids pos (T,) or (B, T). bias, when
+    given, is added to the attention scores (0 or a large negative, broadcast to (B, NH, T,
+    Tk)); None means no mask. With a cache (a list of per-layer [k, v] or None entries) the new
+    keys and values are appended to it and attended to."""
+    B, T = idx.shape
     C = p["wte"].shape[1]
-    x = p["wte"][inputs] + p["wpe"][start:start + T]
-    causal = (torch.tril(torch.ones(T, T, dtype=torch.bool, device=inputs.device))
-              if cache is None or start == 0 else None)
-    for l in range(L):
+    x = p["wte"][idx] + p["wpe"][pos]
+    for l in range(p["qkvw"].shape[0]):
         h = F.layer_norm(x, (C,), p["ln1w"][l], p["ln1b"][l], eps=1e-5)
         qkv = h @ p["qkvw"][l].T + p["qkvb"][l]
         q, k, v = (t.view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
@@ -57,13 +50,29 @@ def logits(p, inputs, L, NH, cache=None, start=0):
                 k = torch.cat([cache[l][0], k], dim=2)
                 v = torch.cat([cache[l][1], v], dim=2)
             cache[l] = [k, v]
-        y = block_attention(q, k, v, causal).transpose(1, 2).reshape(B, T, C)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (C // NH) ** 0.5)
+        if bias is not None:
+            att = att + bias
+        y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
         x = x + y @ p["attprojw"][l].T + p["attprojb"][l]
         h = F.layer_norm(x, (C,), p["ln2w"][l], p["ln2b"][l], eps=1e-5)
         h = F.gelu(h @ p["fcw"][l].T + p["fcb"][l], approximate="tanh")
         x = x + h @ p["fcprojw"][l].T + p["fcprojb"][l]
     x = F.layer_norm(x, (C,), p["lnfw"], p["lnfb"], eps=1e-5)
     return x @ p["wte"].T
+
+
+def logits(p, inputs, L, NH, cache=None, start=0):
+    """Logits (B, T, V) for inputs (B, T) at positions start..start+T-1, causal within them
+    (L layers: the parameters' own count, checked). With a cache, as forward."""
+    assert p["qkvw"].shape[0] == L, (p["qkvw"].shape, L)
+    T = inputs.shape[1]
+    pos = torch.arange(start, start + T, device=inputs.device)
+    bias = None
+    if cache is None or start == 0:
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=inputs.device))
+        bias = torch.zeros(T, T, device=inputs.device).masked_fill(~causal, float("-inf"))
+    return forward(p, inputs, pos, NH, bias, cache)
 
 
 def masked_logprobs(lgts, targets):

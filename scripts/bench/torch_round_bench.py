@@ -34,10 +34,9 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py
-from torch_gpt import NAMES, TOK_BOS, TOK_EOS, TOK_PAD, shapes  # noqa: E402
+from torch_gpt import NAMES, TOK_BOS, TOK_EOS, TOK_PAD, forward, shapes  # noqa: E402
 
 ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
@@ -77,32 +76,6 @@ def read_checkpoint(path):
     if off != P:
         raise SystemExit(f"{path}: {P} parameters, the shape asks {off}")
     return p, (L, NH, C, T, V)
-
-
-def forward(p, idx, pos, NH, bias, cache=None):
-    """Logits (B, T, V) of tokens idx at position ids pos; bias (B, 1, T, Tk) is added to the
-    attention scores (0 or a large negative). With a cache (list of per-layer [k, v] or None)
-    the new keys and values are appended to it."""
-    B, T = idx.shape
-    C = p["wte"].shape[1]
-    x = p["wte"][idx] + p["wpe"][pos]
-    for l in range(p["qkvw"].shape[0]):
-        h = F.layer_norm(x, (C,), p["ln1w"][l], p["ln1b"][l], eps=1e-5)
-        qkv = h @ p["qkvw"][l].T + p["qkvb"][l]
-        q, k, v = (t.view(B, T, NH, C // NH).transpose(1, 2) for t in qkv.split(C, dim=2))
-        if cache is not None:
-            if cache[l] is not None:
-                k = torch.cat([cache[l][0], k], dim=2)
-                v = torch.cat([cache[l][1], v], dim=2)
-            cache[l] = [k, v]
-        att = (q @ k.transpose(-2, -1)) * (1.0 / (C // NH) ** 0.5) + bias
-        y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
-        x = x + y @ p["attprojw"][l].T + p["attprojb"][l]
-        h = F.layer_norm(x, (C,), p["ln2w"][l], p["ln2b"][l], eps=1e-5)
-        h = F.gelu(h @ p["fcw"][l].T + p["fcb"][l], approximate="tanh")
-        x = x + h @ p["fcprojw"][l].T + p["fcprojb"][l]
-    x = F.layer_norm(x, (C,), p["lnfw"], p["lnfb"], eps=1e-5)
-    return x @ p["wte"].T
 
 
 def sample(logits, temperature, top_p, gen):

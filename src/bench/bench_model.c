@@ -113,6 +113,13 @@ static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train
 }
 
 /* One size in one numerics mode; returns train and generate tok/s. */
+/* The last two columns of a row: PyTorch's tokens/s and ours over it, or "-" where PyTorch
+ * did not run (--no-torch, deterministic rows, a failed script). */
+static void torch_columns(char* buf, size_t n, double ours, double torch) {
+    if (torch > 0) snprintf(buf, n, "%10.0f %7.2fx", torch, ours / torch);
+    else snprintf(buf, n, "%10s %8s", "-", "-");
+}
+
 static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, int det, double* train_out,
                       double* gen_out) {
     GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB,
@@ -165,17 +172,19 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
     snprintf(name, sizeof name, "L%d H%d C%d%s", z->layers, z->heads, z->dmodel, det ? " det" : "");
     double gflops = train_flops / train.avg / 1e9;
     double mm_gflops = sgemm_s > 0 ? sgemm_f / sgemm_s / 1e9 : 0.0;
+    char torch_t[32], torch_g[32];
+    torch_columns(torch_t, sizeof torch_t, train_tps, torch_train);
+    torch_columns(torch_g, sizeof torch_g, gen_tps, torch_gen);
     if (!o->on_gpu) {
-        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8.1f %6.0f%% %6.0f%% %10.0f %7.2fx\n", name, "train",
-               train_tps, train.avg, train.min, train.max, gflops, mm_gflops, 100.0 * mm_gflops / peak,
-               100.0 * sgemm_s / (train.avg * runs), torch_train, torch_train > 0 ? train_tps / torch_train : 0.0);
+        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8.1f %6.0f%% %6.0f%% %s\n", name, "train", train_tps,
+               train.avg, train.min, train.max, gflops, mm_gflops, 100.0 * mm_gflops / peak,
+               100.0 * sgemm_s / (train.avg * runs), torch_t);
     } else { /* the sgemm counters only see the CPU backend's OpenBLAS calls */
-        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8s %7s %7s %10.0f %7.2fx\n", name, "train", train_tps,
-               train.avg, train.min, train.max, gflops, "-", "-", "-", torch_train,
-               torch_train > 0 ? train_tps / torch_train : 0.0);
+        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8s %7s %7s %s\n", name, "train", train_tps, train.avg,
+               train.min, train.max, gflops, "-", "-", "-", torch_t);
     }
-    printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8s %8s %7s %7s %10.0f %7.2fx\n", name, "generate", gen_tps, gen.avg,
-           gen.min, gen.max, "-", "-", "-", "-", torch_gen, torch_gen > 0 ? gen_tps / torch_gen : 0.0);
+    printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8s %8s %7s %7s %s\n", name, "generate", gen_tps, gen.avg, gen.min,
+           gen.max, "-", "-", "-", "-", torch_g);
     fflush(stdout);
     free(s.inputs);
     free(s.targets);
