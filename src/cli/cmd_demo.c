@@ -52,17 +52,15 @@ int cmd_demo(int argc, char** argv) {
     int parsed = cli_parse("demo", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
     Config* cfg = parsed == 0 ? cli_args_config("demo", &a) : NULL;
-    const char *steps_text = a.opt[OPT_STEPS], *batch_text = a.opt[OPT_BATCH], *out_dir = a.opt[OPT_OUT];
+    const char* out_dir = a.opt[OPT_OUT];
+    int steps = 600, B = 32;
+    int bad = cfg && (cli_opt_int(&a, OPT_STEPS, 1, INT_MAX, &steps) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &B));
     cli_args_free(&a);
     if (parsed > 0) return 0;
-    if (!cfg) return 2;
-    long long steps_arg = 600, batch_arg = 32;
-    if ((steps_text && cli_parse_int("demo", "--steps", steps_text, 1, INT_MAX, &steps_arg)) ||
-        (batch_text && cli_parse_int("demo", "--batch", batch_text, 1, 4096, &batch_arg))) {
+    if (!cfg || bad) {
         config_free(cfg);
         return 2;
     }
-    int steps = (int)steps_arg, B = (int)batch_arg;
     char err[512];
     char* dir = run_dir_create(out_dir, "demo", "", err, sizeof err);
     if (!dir) {

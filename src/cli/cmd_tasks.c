@@ -133,12 +133,9 @@ static int tasks_gen(int argc, char** argv) {
     const char* preset = args.opt[GEN_PRESET] ? args.opt[GEN_PRESET] : "paper";
     const char* config_text = args.opt[GEN_CONFIG];
     long long seed = 0, count = 10, start = 0;
-    if (parsed == 0 && ((args.opt[GEN_SEED] && cli_parse_int("tasks gen", "--seed", args.opt[GEN_SEED], INT64_MIN,
-                                                               INT64_MAX, &seed)) ||
-                        (args.opt[GEN_COUNT] && cli_parse_int("tasks gen", "--count", args.opt[GEN_COUNT], 0,
-                                                                INT64_MAX, &count)) ||
-                        (args.opt[GEN_START] && cli_parse_int("tasks gen", "--start", args.opt[GEN_START], 0,
-                                                                INT64_MAX, &start))))
+    if (parsed == 0 && (cli_opt_ll(&args, GEN_SEED, INT64_MIN, INT64_MAX, &seed) ||
+                        cli_opt_ll(&args, GEN_COUNT, 0, INT64_MAX, &count) ||
+                        cli_opt_ll(&args, GEN_START, 0, INT64_MAX, &start)))
         parsed = -1;
     cli_args_free(&args);
     if (parsed > 0) {
@@ -312,9 +309,7 @@ static int tasks_score(int argc, char** argv) {
     }
     const char* path = args.n_pos ? args.pos[0] : NULL;
     long long max_line_arg = (long long)SCORE_DEFAULT_MAX_LINE;
-    if (parsed == 0 && args.opt[0] &&
-        cli_parse_int("tasks score", "--max-line-bytes", args.opt[0], 1, (long long)SCORE_MAX_MAX_LINE, &max_line_arg))
-        parsed = -1;
+    if (parsed == 0 && cli_opt_ll(&args, 0, 1, (long long)SCORE_MAX_MAX_LINE, &max_line_arg)) parsed = -1;
     cli_args_free(&args);
     if (parsed > 0) {
         printf("usage: sapo tasks score [--max-line-bytes N] [FILE|-]\n"
@@ -459,10 +454,8 @@ static int tasks_baseline(int argc, char** argv) {
     if (parsed == 0 && args.n_pos) parsed = cli_unexpected("tasks baseline", args.pos[0], "see --help");
     const char* preset = args.opt[BASE_PRESET] ? args.opt[BASE_PRESET] : "paper";
     long long count = 200, seed = 0;
-    if (parsed == 0 && ((args.opt[BASE_COUNT] && cli_parse_int("tasks baseline", "--count", args.opt[BASE_COUNT], 1,
-                                                                 1000000, &count)) ||
-                        (args.opt[BASE_SEED] && cli_parse_int("tasks baseline", "--seed", args.opt[BASE_SEED], 0,
-                                                                INT64_MAX, &seed))))
+    if (parsed == 0 &&
+        (cli_opt_ll(&args, BASE_COUNT, 1, 1000000, &count) || cli_opt_ll(&args, BASE_SEED, 0, INT64_MAX, &seed)))
         parsed = -1;
     cli_args_free(&args);
     if (parsed > 0) {

@@ -79,9 +79,8 @@ int cmd_verify(int argc, char** argv) {
     int parsed = cli_parse("verify", OPTIONS, argc, argv, &a);
     const char* ckpt = a.opt[OPT_CKPT];
     const char* rollout = a.opt[OPT_ROLLOUT];
-    const char* node_arg = a.opt[OPT_NODE];
-    long long node_given = -1;
-    if (parsed == 0 && node_arg && cli_parse_int("verify", "--node", node_arg, 0, INT_MAX, &node_given)) parsed = -1;
+    int node_given = -1;
+    if (parsed == 0 && cli_opt_int(&a, OPT_NODE, 0, INT_MAX, &node_given)) parsed = -1;
     struct Config* cfg = parsed == 0 && ckpt && rollout ? cli_args_config("verify", &a) : NULL;
     cli_args_free(&a);
     if (parsed > 0) {
@@ -106,7 +105,7 @@ int cmd_verify(int argc, char** argv) {
         return 2;
     }
     free(buf);
-    int node = node_given >= 0 ? (int)node_given : msg.sender;
+    int node = node_given >= 0 ? node_given : msg.sender;
     NodeSettings ns = node_settings_read(cfg, node);
     GPTConfig g = ns.model;
     GenConfig gen = ns.gen;

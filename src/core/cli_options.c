@@ -24,12 +24,16 @@ int cli_parse_int(const char* command, const char* flag, const char* text, long 
     return 0;
 }
 
-int cli_opt_int(const CliArgs* a, int k, long long lo, long long hi, int* out) {
+int cli_opt_ll(const CliArgs* a, int k, long long lo, long long hi, long long* out) {
     if (!a->opt[k]) return 0;
     char flag[128];
     snprintf(flag, sizeof flag, "--%s", a->opts[k].name);
-    long long v;
-    if (cli_parse_int(a->command, flag, a->opt[k], lo, hi, &v)) return -1;
+    return cli_parse_int(a->command, flag, a->opt[k], lo, hi, out);
+}
+
+int cli_opt_int(const CliArgs* a, int k, long long lo, long long hi, int* out) {
+    long long v = *out;
+    if (cli_opt_ll(a, k, lo, hi, &v)) return -1;
     *out = (int)v;
     return 0;
 }

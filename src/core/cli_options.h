@@ -51,8 +51,9 @@ int cli_unexpected(const char* command, const char* arg, const char* what);
  * returns -1. */
 int cli_parse_int(const char* command, const char* flag, const char* text, long long lo, long long hi,
                   long long* out);
-/* Option k of a's table, when given, through cli_parse_int into *out (int: [lo, hi] within
- * int's range); *out is left alone when the option is absent. 0, or -1 after the message. */
+/* Option k of a's table, when given, through cli_parse_int into *out; *out is left alone when
+ * the option is absent. 0, or -1 after the message. cli_opt_int: [lo, hi] within int's range. */
+int cli_opt_ll(const CliArgs* a, int k, long long lo, long long hi, long long* out);
 int cli_opt_int(const CliArgs* a, int k, long long lo, long long hi, int* out);
 
 #endif
