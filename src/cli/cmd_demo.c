@@ -85,7 +85,8 @@ static int demo_read_options(Demo* d, int argc, char** argv) {
     d->out_dir = a.opt[OPT_OUT];
     d->steps = 600;
     d->B = 32;
-    int bad = d->cfg && (cli_opt_int(&a, OPT_STEPS, 1, INT_MAX, &d->steps) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &d->B));
+    int bad = d->cfg &&
+              (cli_opt_int(&a, OPT_STEPS, 1, INT_MAX, &d->steps) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &d->B));
     cli_args_free(&a);
     if (parsed > 0) return 0;
     if (!d->cfg || bad) return 2;

@@ -196,8 +196,8 @@ static int pretrain_model(Pretrain* p) {
     ModelCapacity cap =
         model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens, 64, 64);
     p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
-    const char* init = p->node0.init;
-    if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) { /* continue a warm-up, e.g. to specialise it */
+    const char* init = p->node0.init; /* continue a warm-up, e.g. to specialise it */
+    if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
         return 2;
     }
