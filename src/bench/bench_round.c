@@ -11,7 +11,9 @@
  *            weights) and DIR/round.json (every round's prompts and what the scorer needs,
  *            plus the settings), runs warm-up + timed node_rounds, writes DIR/ours.json
  *            (per-round phases from the RoundRecord, VmHWM)
- *   python   scripts/bench/torch_round_bench.py DIR: prints one JSON line per round + summary */
+ *   python   scripts/bench/torch_round_bench.py DIR: prints one JSON line per round + summary
+ * Each side is a few stage functions called in order: the child's from child_main, the
+ * parent's from bench_round_main (at the end). */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -50,12 +52,15 @@ typedef struct {
 
 typedef struct {
     int rounds, warmup, threads, torch, keep;
+    const char* names[MAX_CONFIGS]; /* --config, in order */
+    int n_names;
     RoundConfig configs[MAX_CONFIGS];
     int n_configs;
     const char* inits[MAX_INITS];
     int n_inits;
     char** overrides;
     int n_overrides;
+    const char* child_dir; /* --child DIR, else NULL */
 } RoundOptions;
 
 /* avg / min / max over the timed rounds of one quantity */
@@ -262,39 +267,33 @@ static cJSON* round_questions(const TaskSet* ts, uint64_t seed, int round, int n
     return arr;
 }
 
-static int child_main(const char* dir, int rounds, int warmup, int threads) {
-    openblas_set_num_threads(threads);
-    MPI_Init(NULL, NULL); /* a singleton: no mpirun needed */
-    long base_kb = proc_status_kb("VmRSS");
+/* A failure before the rounds: one line, then the singleton ends with `code`. */
+static void child_fail(const char* err, int code) {
+    fprintf(stderr, "sapo bench round (child): %s\n", err);
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+/* The node of DIR/config.ini (the parent's resolved config), its initial weights written
+ * to DIR/init.ckpt for the PyTorch side. */
+static SwarmNode* child_node(const char* dir, Config** cfg_out) {
     char path[PATH_MAX + 64], err[1024];
     snprintf(path, sizeof path, "%s/config.ini", dir);
-    Config* cfg = config_new();
-    if (config_load_file(cfg, path, err, sizeof err) || config_validate(cfg, err, sizeof err)) {
-        fprintf(stderr, "sapo bench round (child): %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    Config* cfg = *cfg_out = config_new();
+    if (config_load_file(cfg, path, err, sizeof err) || config_validate(cfg, err, sizeof err)) child_fail(err, 2);
     SwarmNode* node = node_create(cfg, 0, 1, MPI_COMM_WORLD, err, sizeof err);
-    if (!node) {
-        fprintf(stderr, "sapo bench round (child): %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    Model* m = node->policy;
+    if (!node) child_fail(err, 2);
     snprintf(path, sizeof path, "%s/init.ckpt", dir);
-    if (checkpoint_save(m, path, 0, err, sizeof err)) {
-        fprintf(stderr, "sapo bench round (child): %s\n", err);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (checkpoint_save(node->policy, path, 0, err, sizeof err)) child_fail(err, 1);
+    return node;
+}
 
-    /* what the PyTorch side needs: the settings and every round's prompts */
+/* The model's shape and node 0's generation, optimiser and GRPO settings, as round.json
+ * gives them to the PyTorch side. */
+static cJSON* round_settings_json(const Config* cfg, const Model* m) {
     SwarmSettings sw = swarm_settings_read(cfg);
     NodeSettings node0 = node_settings_read(cfg, 0);
-    int n_q = node0.n_local, n_l = node0.n_completions;
-    uint64_t seed = sw.seed;
     GenConfig gen = node0.gen;
     AdamWConfig hp = node0.adamw;
-    TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err))
-        sapo_die("sapo bench round (child): %s", err);
     cJSON* j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
     cJSON_AddNumberToObject(j, "n_head", m->cfg.n_head);
@@ -302,9 +301,9 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     cJSON_AddNumberToObject(j, "n_ctx", m->cfg.n_ctx);
     cJSON_AddNumberToObject(j, "vocab", m->cfg.vocab);
     cJSON_AddNumberToObject(j, "num_params", (double)m->num_params);
-    cJSON_AddNumberToObject(j, "local", n_q);
-    cJSON_AddNumberToObject(j, "completions", n_l);
-    cJSON_AddNumberToObject(j, "seed", (double)seed);
+    cJSON_AddNumberToObject(j, "local", node0.n_local);
+    cJSON_AddNumberToObject(j, "completions", node0.n_completions);
+    cJSON_AddNumberToObject(j, "seed", (double)sw.seed);
     cJSON_AddNumberToObject(j, "temperature", gen.sampler.temperature);
     cJSON_AddNumberToObject(j, "top_p", gen.sampler.top_p);
     cJSON_AddNumberToObject(j, "max_new_tokens", gen.max_new_tokens);
@@ -320,16 +319,46 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     cJSON_AddNumberToObject(j, "ppo_epochs", node0.grpo.ppo_epochs);
     cJSON_AddNumberToObject(j, "kl", node0.grpo.kl);
     cJSON_AddStringToObject(j, "backend", m->backend->name);
+    return j;
+}
+
+/* DIR/round.json: the settings and the questions of each of the `total` rounds; asked[r]
+ * gets the tasks of round r as a bit mask. */
+static void child_write_round_json(const char* dir, const Config* cfg, const Model* m, int total, unsigned* asked) {
+    SwarmSettings sw = swarm_settings_read(cfg);
+    int n_q = node_settings_read(cfg, 0).n_local;
+    char path[PATH_MAX + 64], err[1024];
+    TaskSet ts;
+    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err))
+        sapo_die("sapo bench round (child): %s", err);
+    cJSON* j = round_settings_json(cfg, m);
     cJSON* rounds_json = cJSON_AddArrayToObject(j, "rounds");
-    int total = warmup + rounds;
-    unsigned* asked = callocCheck((size_t)total, sizeof *asked);
-    for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, seed, r, n_q, &asked[r]));
+    for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, sw.seed, r, n_q, &asked[r]));
     snprintf(path, sizeof path, "%s/round.json", dir);
     if (write_json(path, j)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(j);
     taskset_free(&ts);
+}
 
-    /* the rounds */
+/* One round's line of ours.json: its phases from the RoundRecord and what it sampled. */
+static cJSON* round_record_json(int r, int timed, const RoundRecord* rec) {
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "round", r);
+    cJSON_AddBoolToObject(o, "timed", timed);
+    cJSON_AddNumberToObject(o, "gen", rec->m[RM_T_GENERATE]);
+    cJSON_AddNumberToObject(o, "train", rec->m[RM_T_TRAIN]);
+    cJSON_AddNumberToObject(o, "exchange", rec->m[RM_T_EXCHANGE] + rec->m[RM_T_WAIT]);
+    cJSON_AddNumberToObject(o, "total", rec->m[RM_T_ROUND]);
+    cJSON_AddNumberToObject(o, "completion_len", rec->m[RM_COMPLETION_LEN]);
+    cJSON_AddNumberToObject(o, "reward", rec->m[RM_REWARD_OWN]);
+    cJSON_AddNumberToObject(o, "format_rate", rec->m[RM_FORMAT_RATE]);
+    cJSON_AddNumberToObject(o, "train_tokens", rec->m[RM_TRAIN_TOKENS]);
+    return o;
+}
+
+/* The warm-up and timed rounds, then DIR/ours.json: every round, the peak and base RSS and
+ * whether the tasks a round asked differ from those written to round.json. */
+static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total, const unsigned* asked, long base_kb) {
     cJSON* out = cJSON_CreateObject();
     cJSON* per = cJSON_AddArrayToObject(out, "rounds");
     int mismatch = 0;
@@ -340,18 +369,7 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
         for (int t = 0; t < TASK_N_IDS; t++)
             if (!isnan(rec.reward_by_task[t])) seen |= 1u << t;
         mismatch |= seen != asked[r];
-        cJSON* o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "round", r);
-        cJSON_AddBoolToObject(o, "timed", r >= warmup);
-        cJSON_AddNumberToObject(o, "gen", rec.m[RM_T_GENERATE]);
-        cJSON_AddNumberToObject(o, "train", rec.m[RM_T_TRAIN]);
-        cJSON_AddNumberToObject(o, "exchange", rec.m[RM_T_EXCHANGE] + rec.m[RM_T_WAIT]);
-        cJSON_AddNumberToObject(o, "total", rec.m[RM_T_ROUND]);
-        cJSON_AddNumberToObject(o, "completion_len", rec.m[RM_COMPLETION_LEN]);
-        cJSON_AddNumberToObject(o, "reward", rec.m[RM_REWARD_OWN]);
-        cJSON_AddNumberToObject(o, "format_rate", rec.m[RM_FORMAT_RATE]);
-        cJSON_AddNumberToObject(o, "train_tokens", rec.m[RM_TRAIN_TOKENS]);
-        cJSON_AddItemToArray(per, o);
+        cJSON_AddItemToArray(per, round_record_json(r, r >= warmup, &rec));
     }
     long hwm_kb = proc_status_kb("VmHWM");
     struct rusage ru;
@@ -359,9 +377,23 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     cJSON_AddNumberToObject(out, "peak_rss_kb", hwm_kb > 0 ? (double)hwm_kb : (double)ru.ru_maxrss);
     cJSON_AddNumberToObject(out, "base_rss_kb", (double)base_kb);
     cJSON_AddBoolToObject(out, "prompts_mismatch", mismatch);
+    char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/ours.json", dir);
     if (write_json(path, out)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(out);
+}
+
+/* `sapo bench round --child DIR`: the C side of one config in its own process. */
+static int child_main(const char* dir, int rounds, int warmup, int threads) {
+    openblas_set_num_threads(threads);
+    MPI_Init(NULL, NULL); /* a singleton: no mpirun needed */
+    long base_kb = proc_status_kb("VmRSS");
+    Config* cfg;
+    SwarmNode* node = child_node(dir, &cfg);
+    int total = warmup + rounds;
+    unsigned* asked = callocCheck((size_t)total, sizeof *asked);
+    child_write_round_json(dir, cfg, node->policy, total, asked);
+    child_rounds(dir, node, warmup, total, asked, base_kb);
     free(asked);
     node_finish(node, total);
     node_free(node);
@@ -581,162 +613,213 @@ static void usage(FILE* out) {
             "or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
 }
 
-int bench_round_main(int argc, char** argv) {
-    RoundOptions o = {.rounds = 3, .warmup = 1, .threads = 1, .torch = 1};
-    const char* child_dir = NULL;
-    const char* names[MAX_CONFIGS];
-    int n_names = 0;
+/* ---------------------------------------------------------------- the command ---- */
+
+/* What the parent measured, per selected config. */
+typedef struct {
+    SideResult ours[MAX_CONFIGS], torch[MAX_CONFIGS];
+    int mismatch[MAX_CONFIGS]; /* the child's prompts_mismatch */
+} RoundResults;
+
+/* The one way out of the parent (and of option errors): releases the configs and the
+ * overrides, returns `code`. */
+static int round_end(RoundOptions* o, int code) {
+    for (int c = 0; c < o->n_configs; c++) config_free(o->configs[c].cfg);
+    free(o->overrides);
+    return code;
+}
+
+/* The options into o: the overrides, --config names, --init files, the counts and flags,
+ * --child. Returns -1 to go on, else the exit status (0 after --help, 2 on a bad option). */
+static int round_read_options(RoundOptions* o, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("bench round", OPTIONS, argc, argv, &a);
-    o.overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
+    o->overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
     for (int i = 0; parsed == 0 && i < a.n_pos; i++) {
-        if (strchr(a.pos[i], '=')) o.overrides[o.n_overrides++] = a.pos[i];
+        if (strchr(a.pos[i], '=')) o->overrides[o->n_overrides++] = a.pos[i];
         else parsed = cli_unexpected("bench round", a.pos[i], "not section.key=value; see --help");
     }
     for (int i = 0; parsed == 0 && i < a.n_given; i++) {
         const CliGiven* g = &a.given[i];
-        if (g->opt == OPT_CONFIG && n_names >= MAX_CONFIGS) {
+        if (g->opt == OPT_CONFIG && o->n_names >= MAX_CONFIGS) {
             fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
             parsed = -1;
         } else if (g->opt == OPT_CONFIG) {
-            names[n_names++] = g->value;
-        } else if (g->opt == OPT_INIT && o.n_inits >= MAX_INITS) {
+            o->names[o->n_names++] = g->value;
+        } else if (g->opt == OPT_INIT && o->n_inits >= MAX_INITS) {
             fprintf(stderr, "sapo bench round: at most %d --init\n", MAX_INITS);
             parsed = -1;
         } else if (g->opt == OPT_INIT) {
-            o.inits[o.n_inits++] = g->value;
+            o->inits[o->n_inits++] = g->value;
         }
     }
-    if (parsed == 0 && (cli_opt_int(&a, OPT_ROUNDS, 1, 100000, &o.rounds) ||
-                        cli_opt_int(&a, OPT_WARMUP_ROUNDS, 0, 100000, &o.warmup) ||
-                        cli_opt_int(&a, OPT_THREADS, 1, 256, &o.threads)))
+    if (parsed == 0 && (cli_opt_int(&a, OPT_ROUNDS, 1, 100000, &o->rounds) ||
+                        cli_opt_int(&a, OPT_WARMUP_ROUNDS, 0, 100000, &o->warmup) ||
+                        cli_opt_int(&a, OPT_THREADS, 1, 256, &o->threads)))
         parsed = -1;
-    if (a.opt[OPT_NO_TORCH]) o.torch = 0;
-    if (a.opt[OPT_KEEP]) o.keep = 1;
-    child_dir = a.opt[OPT_CHILD];
+    if (a.opt[OPT_NO_TORCH]) o->torch = 0;
+    if (a.opt[OPT_KEEP]) o->keep = 1;
+    o->child_dir = a.opt[OPT_CHILD];
     cli_args_free(&a);
-    if (parsed) {
-        if (parsed > 0) usage(stdout);
-        free(o.overrides);
-        return parsed > 0 ? 0 : 2;
-    }
-    if (child_dir) {
-        free(o.overrides);
-        return child_main(child_dir, o.rounds, o.warmup, o.threads);
-    }
+    if (parsed > 0) usage(stdout);
+    return parsed ? (parsed > 0 ? 0 : 2) : -1;
+}
 
-    /* every config checked before anything runs */
-    if (n_names == 0) {
-        names[n_names++] = "quick";
-        names[n_names++] = "paper";
+/* Every selected config (default quick, then paper) resolved, loaded and checked, the
+ * --init files placed, before anything runs. Returns -1 to go on, else 2. */
+static int round_load_configs(RoundOptions* o) {
+    if (o->n_names == 0) {
+        o->names[o->n_names++] = "quick";
+        o->names[o->n_names++] = "paper";
     }
     char err[1024];
-    for (int k = 0; k < n_names; k++) {
-        if (resolve_config(&o, names[k])) return 2;
-        RoundConfig* rc = &o.configs[o.n_configs - 1];
-        rc->cfg = load_round_config(rc->path, o.overrides, o.n_overrides, err, sizeof err);
+    for (int k = 0; k < o->n_names; k++) {
+        if (resolve_config(o, o->names[k])) return 2;
+        RoundConfig* rc = &o->configs[o->n_configs - 1];
+        rc->cfg = load_round_config(rc->path, o->overrides, o->n_overrides, err, sizeof err);
         if (!rc->cfg) {
             fprintf(stderr, "sapo bench round: config error (%s): %s\n", rc->label, err);
             return 2;
         }
     }
-    if (place_inits(&o)) return 2;
-    for (int c = 0; c < o.n_configs; c++) { /* the init now set: its shape checked again */
-        if (swarm_config_check(o.configs[c].cfg, 1, err, sizeof err)) {
-            fprintf(stderr, "sapo bench round: config error (%s): %s\n", o.configs[c].label, err);
+    if (place_inits(o)) return 2;
+    for (int c = 0; c < o->n_configs; c++) { /* the init now set: its shape checked again */
+        if (swarm_config_check(o->configs[c].cfg, 1, err, sizeof err)) {
+            fprintf(stderr, "sapo bench round: config error (%s): %s\n", o->configs[c].label, err);
             return 2;
         }
     }
+    return -1;
+}
 
+/* The '#' lines before the table: how each side runs, each config's shape and init, the
+ * table's column names. */
+static void round_print_header(const RoundOptions* o) {
     printf("# sapo bench round: one swarm node-round (generate + score + train), ours vs PyTorch eager%s\n",
-           o.torch ? "" : " (--no-torch: ours only)");
+           o->torch ? "" : " (--no-torch: ours only)");
     printf("# %d thread(s) per side, warm-up rounds %d (untimed), timed rounds %d; ours: `%s bench round --child` "
-           "(a fresh process, MPI singleton)\n", o.threads, o.warmup, o.rounds, self_path());
-    if (o.torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
-    for (int c = 0; c < o.n_configs; c++) {
-        const Config* cfg = o.configs[c].cfg;
+           "(a fresh process, MPI singleton)\n", o->threads, o->warmup, o->rounds, self_path());
+    if (o->torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
+    for (int c = 0; c < o->n_configs; c++) {
+        const Config* cfg = o->configs[c].cfg;
         SwarmSettings sw = swarm_settings_read(cfg);
         NodeSettings node0 = node_settings_read(cfg, 0);
         GPTConfig g = node0.model;
         long n_q = node0.n_local, n_l = node0.n_completions;
         printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
                "temperature %g, tasks %s (%s), backend %s\n",
-               o.configs[c].label, o.configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
+               o->configs[c].label, o->configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
                (long)node0.gen.max_new_tokens, node0.gen.sampler.temperature, sw.tasks_names,
                task_preset_name(sw.tasks_preset), model_backend_choice_name(node0.backend));
-        if (*o.configs[c].init)
+        if (*o->configs[c].init)
             printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
-                   o.configs[c].label, o.configs[c].init);
+                   o->configs[c].label, o->configs[c].init);
         else
             printf("# %-6s init: random (worst case: every row writes gen.max_new_tokens bytes of garbage)\n",
-                   o.configs[c].label);
+                   o->configs[c].label);
     }
     printf("#\n# %-10s %-12s %10s %10s %10s %10s %10s %10s %10s\n", "config", "phase", "ours avg", "ours min",
            "ours max", "torch avg", "torch min", "torch max", "torch/ours");
     fflush(stdout);
+}
 
-    SideResult ours[MAX_CONFIGS], torch[MAX_CONFIGS];
-    int mismatch[MAX_CONFIGS] = {0}, failed = 0;
-    memset(ours, 0, sizeof ours);
-    memset(torch, 0, sizeof torch);
-    for (int c = 0; c < o.n_configs; c++) {
-        RoundConfig* rc = &o.configs[c];
-        const char* tmp = getenv("TMPDIR");
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/sapo-bench-round-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
-            fprintf(stderr, "sapo bench round: cannot create a work directory %s: %s\n", dir, strerror(errno));
-            return 1;
-        }
-        char path[PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/config.ini", dir);
-        FILE* f = fopen(path, "w");
-        if (!f) {
-            fprintf(stderr, "sapo bench round: cannot write %s\n", path);
-            return 1;
-        }
-        config_write(rc->cfg, f);
-        fclose(f);
-        if (run_ours(&o, dir, &ours[c], &mismatch[c])) {
-            failed = 1;
-        } else if (o.torch) {
-            const ModelBackend* be = model_backend_for(node_settings_read(rc->cfg, 0).backend);
-            const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
-            if (run_torch(&o, dir, device, &torch[c])) failed = 1;
-        }
-        int have_t = o.torch && torch[c].ok;
-        print_row(rc->label, "gen+score s", &ours[c].gen, &torch[c].gen, have_t, 3);
-        print_row(rc->label, "train s", &ours[c].train, &torch[c].train, have_t, 3);
-        print_row(rc->label, "total s", &ours[c].total, &torch[c].total, have_t, 3);
-        Stat ra = {ours[c].ok ? ours[c].peak_rss_mb : NAN, NAN, NAN, 1};
-        Stat rb = {torch[c].peak_rss_mb, NAN, NAN, 1};
-        print_row(rc->label, "peak RSS MB", &ra, &rb, have_t, 1);
-        fflush(stdout);
-        if (o.keep) printf("# %s: kept %s\n", rc->label, dir);
-        else remove_dir(dir);
+/* A fresh work directory under $TMPDIR (else /tmp) into dir, holding the config as
+ * config.ini. Returns 0, else 1 with the line printed. */
+static int round_work_dir(const Config* cfg, char* dir, size_t dirlen) {
+    const char* tmp = getenv("TMPDIR");
+    snprintf(dir, dirlen, "%s/sapo-bench-round-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "sapo bench round: cannot create a work directory %s: %s\n", dir, strerror(errno));
+        return 1;
     }
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    FILE* f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "sapo bench round: cannot write %s\n", path);
+        return 1;
+    }
+    config_write(cfg, f);
+    fclose(f);
+    return 0;
+}
 
+/* One config's four rows of the table: gen+score, train, total, peak RSS. */
+static void round_print_rows(const char* label, const SideResult* ours, const SideResult* torch, int have_t) {
+    print_row(label, "gen+score s", &ours->gen, &torch->gen, have_t, 3);
+    print_row(label, "train s", &ours->train, &torch->train, have_t, 3);
+    print_row(label, "total s", &ours->total, &torch->total, have_t, 3);
+    Stat ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
+    Stat rb = {torch->peak_rss_mb, NAN, NAN, 1};
+    print_row(label, "peak RSS MB", &ra, &rb, have_t, 1);
+    fflush(stdout);
+}
+
+/* Config c measured: its work directory, our side in a child, then (unless --no-torch and
+ * when ours ran) the PyTorch side on the config's device, its rows printed, the directory
+ * kept or removed. Sets *failed when a side fails. Returns -1 to go on, else 1 (no work
+ * directory). */
+static int round_measure(const RoundOptions* o, int c, RoundResults* res, int* failed) {
+    const RoundConfig* rc = &o->configs[c];
+    char dir[PATH_MAX];
+    if (round_work_dir(rc->cfg, dir, sizeof dir)) return 1;
+    if (run_ours(o, dir, &res->ours[c], &res->mismatch[c])) {
+        *failed = 1;
+    } else if (o->torch) {
+        const ModelBackend* be = model_backend_for(node_settings_read(rc->cfg, 0).backend);
+        const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
+        if (run_torch(o, dir, device, &res->torch[c])) *failed = 1;
+    }
+    round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
+    if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
+    else remove_dir(dir);
+    return -1;
+}
+
+/* The footer: per config and side what the timed rounds sampled, a warning where the
+ * prompts differ, how to read the ratios. */
+static void round_print_footer(const RoundOptions* o, const RoundResults* res) {
     printf("#\n# per timed round, averaged (both sides train on their own samples, so these drift apart "
            "after round 0):\n");
-    for (int c = 0; c < o.n_configs; c++) {
-        const char* lab = o.configs[c].label;
-        if (ours[c].ok)
+    for (int c = 0; c < o->n_configs; c++) {
+        const char* lab = o->configs[c].label;
+        const SideResult *ours = &res->ours[c], *torch = &res->torch[c];
+        if (ours->ok)
             printf("# %-6s ours : completion %6.1f bytes/row, answer tags %5.1f%%, reward %.3f, %7.0f train tokens; "
                    "RSS %.1f MB after MPI_Init, before the node\n",
-                   lab, ours[c].completion_len, 100.0 * ours[c].format_rate, ours[c].reward, ours[c].train_tokens,
-                   ours[c].base_rss_mb);
-        if (torch[c].ok)
+                   lab, ours->completion_len, 100.0 * ours->format_rate, ours->reward, ours->train_tokens,
+                   ours->base_rss_mb);
+        if (torch->ok)
             printf("# %-6s torch: completion %6.1f bytes/row, answer tags %5.1f%%, reward %.3f, %7.0f train tokens; "
                    "RSS %.1f MB after imports, before the model; scorer: %s%s%s\n",
-                   lab, torch[c].completion_len, 100.0 * torch[c].format_rate, torch[c].reward, torch[c].train_tokens,
-                   torch[c].base_rss_mb, torch[c].scorer, torch[c].note[0] ? "; " : "", torch[c].note);
-        if (mismatch[c])
+                   lab, torch->completion_len, 100.0 * torch->format_rate, torch->reward, torch->train_tokens,
+                   torch->base_rss_mb, torch->scorer, torch->note[0] ? "; " : "", torch->note);
+        if (res->mismatch[c])
             printf("# %-6s WARNING: the tasks node_round asked differ from the prompts given to torch "
                    "(did src/swarm/node.c change how it draws questions?)\n", lab);
     }
     printf("# torch/ours > 1: ours is faster (seconds) or smaller (MB). gen+score and train are the\n"
            "# round's own timers; total is the whole round.\n");
-    for (int c = 0; c < o.n_configs; c++) config_free(o.configs[c].cfg);
-    free(o.overrides);
-    return failed ? 1 : 0;
+}
+
+int bench_round_main(int argc, char** argv) {
+    RoundOptions o = {.rounds = 3, .warmup = 1, .threads = 1, .torch = 1};
+    int code = round_read_options(&o, argc, argv);
+    if (code >= 0) return round_end(&o, code);
+    if (o.child_dir) {
+        free(o.overrides);
+        return child_main(o.child_dir, o.rounds, o.warmup, o.threads);
+    }
+    code = round_load_configs(&o);
+    if (code >= 0) return round_end(&o, code);
+    round_print_header(&o);
+    RoundResults res;
+    memset(&res, 0, sizeof res);
+    int failed = 0;
+    for (int c = 0; c < o.n_configs; c++) {
+        code = round_measure(&o, c, &res, &failed);
+        if (code >= 0) return round_end(&o, code);
+    }
+    round_print_footer(&o, &res);
+    return round_end(&o, failed ? 1 : 0);
 }

@@ -2,7 +2,8 @@
  * policy on task demonstrations (question -> "<answer>ANSWER</answer>") from tasks.names at
  * tasks.preset on model.backend, writes the checkpoint that `model.init` loads in every
  * node, then measures its pass@1 per task on the run's fixed held-out set, as the nodes do
- * (swarm/evaluation.h). */
+ * (swarm/evaluation.h). cmd_pretrain, at the end, runs the stages in order: options and
+ * config, checks, the checkpoint's path, the model, the steps, the checkpoint and the table. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -90,105 +91,155 @@ static void usage(FILE* out) {
     cli_print_options(out, OPTIONS);
 }
 
-int cmd_pretrain(int argc, char** argv) {
+/* ---- the command's state ------------------------------------------------------------ */
+
+/* What one warm-up holds, from the options to the end; pretrain_end releases all of it. */
+typedef struct {
+    Config* cfg;
+    const char* out; /* the checkpoint to write */
+    char* owned;     /* out when this command built it (RUN_DIR/warmup.ckpt), else NULL */
+    int quiet;
+    SwarmSettings sw;
+    NodeSettings node0; /* the warm-up trains at node 0's settings, all of them */
+    TaskSet ts;
+    const ModelBackend* backend;
+    Model* m;
+    GenConfig gen; /* node 0's, stopping at </answer>: the evaluation's */
+    char err[1024];
+} Pretrain;
+
+/* The one way out of `sapo pretrain`: releases what the warm-up holds, returns `code` (0
+ * done, 1 an output file, 2 bad options or config). */
+static int pretrain_end(Pretrain* p, int code) {
+    free(p->owned);
+    taskset_free(&p->ts);
+    model_free(p->m);
+    config_free(p->cfg);
+    return code;
+}
+
+/* ---- the stages: each returns -1 to go on, else the exit status ---------------------- */
+
+/* The options and the config. */
+static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
-    Config* cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
-    const char* out = a.opt[OPT_OUT];
-    int quiet = a.opt[OPT_QUIET] != NULL;
+    p->cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
+    p->out = a.opt[OPT_OUT];
+    p->quiet = a.opt[OPT_QUIET] != NULL;
     cli_args_free(&a);
     if (parsed > 0) return 0;
-    if (!cfg) return 2;
-    char err[1024];
-    SwarmSettings sw = swarm_settings_read(cfg);
-    NodeSettings node0 = node_settings_read(cfg, 0); /* the warm-up trains at node 0's settings, all of them */
-    TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err)) {
-        fprintf(stderr, "sapo pretrain: config error: %s\n", err);
+    if (!p->cfg) return 2;
+    p->sw = swarm_settings_read(p->cfg);
+    p->node0 = node_settings_read(p->cfg, 0);
+    return -1;
+}
+
+/* The tasks, the budget and the backend, before any output file. */
+static int pretrain_check(Pretrain* p) {
+    if (taskset_build(&p->ts, p->sw.tasks_names, p->sw.tasks_preset, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
         return 2;
     }
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
-     * trains at node 0's settings; the checkpoint serves them all). Before any output file. */
-    if (budget_check_config(cfg, config_max_node(cfg) + 1, stdout, "sapo pretrain: ", err, sizeof err)) {
-        fprintf(stderr, "sapo pretrain: config error: %s\n", err);
+     * trains at node 0's settings; the checkpoint serves them all). */
+    if (budget_check_config(p->cfg, config_max_node(p->cfg) + 1, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
         return 2;
     }
     /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
-    const ModelBackend* backend = model_backend_for(node0.backend);
-    if (!backend) {
+    p->backend = model_backend_for(p->node0.backend);
+    if (!p->backend) {
         fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
-                        "machine\n", model_backend_choice_name(node0.backend));
+                        "machine\n", model_backend_choice_name(p->node0.backend));
         return 2;
     }
-    char* owned = NULL;
-    if (!out || !*out) out = sw.pretrain.out;
-    if (!*out) {
-        char* dir = run_dir_create(sw.run_out, "pretrain", sw.run_name, err, sizeof err);
+    return -1;
+}
+
+/* The checkpoint's path (--out, else pretrain.out, else a fresh RUN_DIR/warmup.ckpt) and its
+ * folder, before any training: a path that cannot be written is found now, not after the
+ * steps. */
+static int pretrain_out_path(Pretrain* p) {
+    if (!p->out || !*p->out) p->out = p->sw.pretrain.out;
+    if (!*p->out) {
+        char* dir = run_dir_create(p->sw.run_out, "pretrain", p->sw.run_name, p->err, sizeof p->err);
         if (!dir) {
-            fprintf(stderr, "sapo pretrain: %s\n", err);
+            fprintf(stderr, "sapo pretrain: %s\n", p->err);
             return 1;
         }
-        out = owned = path_join(dir, "warmup.ckpt");
+        p->out = p->owned = path_join(dir, "warmup.ckpt");
         free(dir);
     }
-    /* The checkpoint's folder before any training: a path that cannot be written is found
-     * now, not after the steps. */
-    const char* slash = strrchr(out, '/');
-    if (slash && slash != out) {
-        char* parent = strndup(out, (size_t)(slash - out));
-        int bad = make_dirs(parent, err, sizeof err);
+    const char* slash = strrchr(p->out, '/');
+    if (slash && slash != p->out) {
+        char* parent = strndup(p->out, (size_t)(slash - p->out));
+        int bad = make_dirs(parent, p->err, sizeof p->err);
         free(parent);
         if (bad) {
-            fprintf(stderr, "sapo pretrain: --out %s: %s\n", out, err);
-            free(owned);
+            fprintf(stderr, "sapo pretrain: --out %s: %s\n", p->out, p->err);
             return 1;
         }
     }
+    return -1;
+}
+
+/* The model at node 0's shape on its backend, from model.init when set, and the line that
+ * says what is trained. */
+static int pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
-    int steps = sw.pretrain.steps, B = sw.pretrain.batch;
-    GPTConfig gc = node0.model;
-    AdamWConfig hp = node0.adamw;
-    hp.lr = sw.pretrain.lr;
-    float clip = node0.grad_clip;
-    uint64_t seed = sw.seed;
-    GenConfig gen = node0.gen;
-    gen.stop = COMPLETION_STOP;
+    const GPTConfig* gc = &p->node0.model;
+    p->gen = p->node0.gen;
+    p->gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once */
-    ModelCapacity cap = model_capacity_for(&gc, node0.micro_tokens, B, 1, gen.max_new_tokens, 64, 64);
-    Model* m = model_create_cap(&gc, backend, &cap, sw.init_seed);
-    const char* init = node0.init;
-    if (*init && checkpoint_load(m, init, 0, err, sizeof err)) { /* continue a warm-up, e.g. to specialise it */
-        fprintf(stderr, "sapo pretrain: model.init: %s\n", err);
+    ModelCapacity cap =
+        model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens, 64, 64);
+    p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
+    const char* init = p->node0.init; /* continue a warm-up, e.g. to specialise it */
+    if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
         return 2;
     }
-    int T = gc.n_ctx;
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
-           steps, B, ts.n, task_preset_name(sw.tasks_preset), gc.n_layer, gc.d_model, gc.n_ctx, m->num_params, hp.lr);
+           p->sw.pretrain.steps, p->sw.pretrain.batch, p->ts.n, task_preset_name(p->sw.tasks_preset), gc->n_layer,
+           gc->d_model, gc->n_ctx, p->m->num_params, p->sw.pretrain.lr);
+    return -1;
+}
+
+/* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
+ * stream; a progress line at most every 5 seconds and at the last step, unless --quiet. */
+static void pretrain_train(Pretrain* p) {
+    int steps = p->sw.pretrain.steps, B = p->sw.pretrain.batch, T = p->node0.model.n_ctx;
+    AdamWConfig hp = p->node0.adamw;
+    hp.lr = p->sw.pretrain.lr;
+    float clip = p->node0.grad_clip;
+    uint64_t seed = p->sw.seed;
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);
     Packer pk;
-    packer_init(&pk, m, 0, 1);
+    packer_init(&pk, p->m, 0, 1);
     float *lp = mallocCheck(sizeof(float) * pk.cap_tokens), *dlp = mallocCheck(sizeof(float) * pk.cap_tokens);
     double t0 = clock_now(), ema = 0.0, last_print = t0;
     for (int step = 1; step <= steps; step++) {
         RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
         for (int b = 0; b < B; b++) {
-            if (!draw_demonstrable(&ts, &rng, &qs[b])) sapo_die("no task in tasks.names has a stored answer to demonstrate");
+            if (!draw_demonstrable(&p->ts, &rng, &qs[b]))
+                sapo_die("no task in tasks.names has a stored answer to demonstrate");
             demos[b] = answer_demonstration(cJSON_GetObjectItem(qs[b].entry, "answer")->valuestring);
-            ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, gen.max_new_tokens), demos[b]};
+            ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
         }
-        float loss = sft_accumulate(m, &pk, ex, B, lp, dlp);
-        model_step(m, &hp, clip);
+        float loss = sft_accumulate(p->m, &pk, ex, B, lp, dlp);
+        model_step(p->m, &hp, clip);
         ema = step == 1 ? loss : 0.98 * ema + 0.02 * loss;
         for (int b = 0; b < B; b++) {
             free(demos[b]);
             question_free(&qs[b]);
         }
         double now = clock_now();
-        if (!quiet && (now - last_print > 5.0 || step == steps)) {
+        if (!p->quiet && (now - last_print > 5.0 || step == steps)) {
             double rate = step / (now - t0);
             printf("step %6d/%d  loss %.4f (avg %.4f)  %.1f steps/s  ETA %.0fs\n", step, steps, loss, ema, rate,
                    (steps - step) / rate);
@@ -196,24 +247,39 @@ int cmd_pretrain(int argc, char** argv) {
             last_print = now;
         }
     }
-    if (checkpoint_save(m, out, 0, err, sizeof err)) {
-        fprintf(stderr, "sapo pretrain: %s\n", err);
-        return 1;
-    }
-    if (report_skill(m, cfg, &ts, &gen, seed, stdout, err, sizeof err)) {
-        fprintf(stderr, "sapo pretrain: evaluation set: %s\n", err);
-        return 1;
-    }
-    printf("wrote %s\n", out);
     free(qs);
     free(ex);
     free(demos);
     packer_free(&pk);
     free(lp);
     free(dlp);
-    free(owned);
-    taskset_free(&ts);
-    model_free(m);
-    config_free(cfg);
+}
+
+/* The checkpoint, then the pass@1 table and the line naming the checkpoint. */
+static int pretrain_finish(Pretrain* p) {
+    if (checkpoint_save(p->m, p->out, 0, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: %s\n", p->err);
+        return 1;
+    }
+    if (report_skill(p->m, p->cfg, &p->ts, &p->gen, p->sw.seed, stdout, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: evaluation set: %s\n", p->err);
+        return 1;
+    }
+    printf("wrote %s\n", p->out);
     return 0;
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+int cmd_pretrain(int argc, char** argv) {
+    Pretrain p = {0};
+    int code = pretrain_read_options(&p, argc, argv);
+    if (code < 0) code = pretrain_check(&p);
+    if (code < 0) code = pretrain_out_path(&p);
+    if (code < 0) code = pretrain_model(&p);
+    if (code < 0) {
+        pretrain_train(&p);
+        code = pretrain_finish(&p);
+    }
+    return pretrain_end(&p, code);
 }
