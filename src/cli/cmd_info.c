@@ -46,7 +46,7 @@ int cmd_info(int argc, char** argv) {
     printf("source     %s\n", SAPO_SOURCE_DIR);
     const ModelBackend* cuda = model_backend_built("cuda");
     if (cuda)
-        printf("backends   cpu cuda (%s)\n", cuda->available() ? "a GPU is visible" : "built, but no GPU is visible");
+        printf("backends   cpu cuda (%s)\n", model_backend_runs(cuda) ? "a GPU is visible" : "built, but no GPU is visible");
     else
         printf("backends   cpu\n");
 #ifdef SAPO_HAVE_NCCL

@@ -33,6 +33,8 @@ const ModelBackend* model_backend_built(const char* name) {
     return NULL;
 }
 
+int model_backend_runs(const ModelBackend* b) { return !b->available || b->available(); }
+
 static const char* const BACKEND_CHOICE_NAMES[] = {BACKEND_CHOICE_VALUES(CONFIG_ENUM_NAME)};
 #define N_BACKEND_CHOICES ((int)(sizeof BACKEND_CHOICE_NAMES / sizeof BACKEND_CHOICE_NAMES[0]))
 
@@ -41,7 +43,7 @@ const ModelBackend* model_backend_for(BackendChoice choice) {
     case BACKEND_CPU: return &MODEL_BACKEND_CPU;
     case BACKEND_CUDA: {
         const ModelBackend* b = model_backend_built("cuda");
-        return b && (!b->available || b->available()) ? b : NULL;
+        return b && model_backend_runs(b) ? b : NULL;
     }
     case BACKEND_AUTO: {
         const ModelBackend* cuda = model_backend_for(BACKEND_CUDA);

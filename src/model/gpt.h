@@ -172,6 +172,8 @@ void gpt_point_params(GPTParams* p, float* memory, const size_t sizes[GPT_NUM_TE
 extern const ModelBackend* const MODEL_BACKENDS[];
 /* The backend by its name ("cpu", "cuda") if this build has it, whether or not it can run here; else NULL. */
 const ModelBackend* model_backend_built(const char* name);
+/* Whether backend b (not NULL) can run in this process: its `available`, or always without one. */
+int model_backend_runs(const ModelBackend* b);
 /* The backend model.backend chooses: cpu, cuda (NULL when not built or no GPU is visible),
  * auto = cuda when available, else cpu. */
 const ModelBackend* model_backend_for(BackendChoice choice);
