@@ -549,7 +549,7 @@ static void cuda_decode(Model* m, const DecodeStep* d, float* logits) {
 
 /* In the order of ModelBackend's fields (gpt.h). */
 extern "C" const ModelBackend MODEL_BACKEND_CUDA = {
-    "cuda",        cuda_backend_available, cuda_set_local_rank, cuda_setup,     cuda_teardown,
+    "cuda",        MODEL_FAMILY_BYTE_GPT,  cuda_backend_available, cuda_set_local_rank, cuda_setup,     cuda_teardown,
     cuda_upload,   cuda_download,          cuda_get_logits,     cuda_forward,   cuda_backward,
     cuda_zero_grad, cuda_grad_norm,        cuda_adamw_step,     cuda_prefill,   cuda_decode,
 };

@@ -14,6 +14,11 @@
 #define BACKEND_CHOICE_VALUES(X) X(BACKEND_CPU, "cpu") X(BACKEND_CUDA, "cuda") X(BACKEND_AUTO, "auto")
 typedef enum { BACKEND_CHOICE_VALUES(CONFIG_ENUM_CONSTANT) } BackendChoice;
 
+/* model.family: the byte-level GPT trained from scratch, or the Llama/Qwen2 family loaded from
+ * a Hugging Face directory (model/family.h) */
+#define MODEL_FAMILY_VALUES(X) X(MODEL_FAMILY_BYTE_GPT, "byte_gpt") X(MODEL_FAMILY_LLAMA, "llama")
+typedef enum { MODEL_FAMILY_VALUES(CONFIG_ENUM_CONSTANT) } ModelFamilyId;
+
 /* tasks.preset: the task registry's difficulty presets */
 #define TASK_PRESET_VALUES(X) X(TASK_PRESET_PAPER, "paper") X(TASK_PRESET_SMALL, "small") X(TASK_PRESET_TINY, "tiny")
 typedef enum { TASK_PRESET_VALUES(CONFIG_ENUM_CONSTANT) } TaskPreset;
@@ -51,6 +56,7 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
 /* Every key above with its list: config_enums_check walks this. */
 #define CONFIG_ENUM_KEYS(K)                                                                                     \
     K("model.backend", BACKEND_CHOICE_VALUES)                                                                  \
+    K("model.family", MODEL_FAMILY_VALUES)                                                                     \
     K("tasks.preset", TASK_PRESET_VALUES)                                                                      \
     K("net.transport", NET_TRANSPORT_VALUES)                                                                   \
     K("net.clock", NET_CLOCK_VALUES)                                                                           \

@@ -8,7 +8,9 @@
  *  48  u64      number of parameters P
  *  56  u64      payload bytes (4P, or 12P with moments)
  *  64  u64      FNV-1a 64 checksum of the payload
- *  72  ...      zero padding to 128 bytes
+ *  72  ...      version 1 (byte_gpt): zero padding to 128 bytes; version 2 (any other family):
+ *               u32 family, n_kv_head, head_dim, d_ff; f32 rope_theta, norm_eps; u32 flags
+ *               (bit 0 qkv_bias, bit 1 o_bias, bit 2 tied), then zero padding to 128 bytes
  * 128  f32[P]   parameters, then f32[P] first moments, f32[P] second moments */
 #include "model/checkpoint.h"
 
@@ -21,6 +23,7 @@
 #include "core/check.h"
 #include "core/fnv1a.h"
 #include "io/atomic_file.h"
+#include "model/family.h"
 
 #define HEADER_BYTES 128
 
@@ -39,6 +42,17 @@ static uint64_t get_u64(const unsigned char* p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
     return v;
+}
+
+static uint32_t float_bits(float x) {
+    uint32_t v;
+    memcpy(&v, &x, 4);
+    return v;
+}
+static float bits_float(uint32_t v) {
+    float x;
+    memcpy(&x, &v, 4);
+    return x;
 }
 
 static int host_is_little_endian(void) {
@@ -68,6 +82,17 @@ int checkpoint_save(Model* m, const char* path, int with_optimizer, char* err, s
     put_u64(h + 48, (uint64_t)P);
     put_u64(h + 56, (uint64_t)(n_parts * P * sizeof(float)));
     put_u64(h + 64, sum);
+    if (m->cfg.family != MODEL_FAMILY_BYTE_GPT) { /* byte_gpt files stay version 1, byte for byte */
+        const GPTConfig* c = &m->cfg;
+        put_u32(h + 8, CHECKPOINT_VERSION_FAMILY);
+        put_u32(h + 72, (uint32_t)c->family);
+        put_u32(h + 76, (uint32_t)c->n_kv_head);
+        put_u32(h + 80, (uint32_t)c->head_dim);
+        put_u32(h + 84, (uint32_t)c->d_ff);
+        put_u32(h + 88, float_bits(c->rope_theta));
+        put_u32(h + 92, float_bits(c->norm_eps));
+        put_u32(h + 96, (c->qkv_bias ? 1u : 0u) | (c->o_bias ? 2u : 0u) | (c->tied ? 4u : 0u));
+    }
 
     FILE* f = atomic_file_begin(path, err, errlen);
     if (!f) return -1;
@@ -88,9 +113,24 @@ static int read_header(FILE* f, const char* path, CheckpointInfo* info, uint64_t
     if (got < HEADER_BYTES)
         return set_error(err, errlen, "checkpoint %s: truncated header (%zu of %d bytes)", path, got, HEADER_BYTES);
     uint32_t version = get_u32(h + 8);
-    if (version != CHECKPOINT_VERSION)
-        return set_error(err, errlen, "checkpoint %s: unsupported version %u (this build reads version %d)", path,
-                         version, CHECKPOINT_VERSION);
+    if (version != CHECKPOINT_VERSION && version != CHECKPOINT_VERSION_FAMILY)
+        return set_error(err, errlen, "checkpoint %s: unsupported version %u (this build reads versions %d and %d)",
+                         path, version, CHECKPOINT_VERSION, CHECKPOINT_VERSION_FAMILY);
+    memset(&info->cfg, 0, sizeof info->cfg);
+    if (version == CHECKPOINT_VERSION_FAMILY) {
+        uint32_t fam = get_u32(h + 72), flags = get_u32(h + 96);
+        if (fam == MODEL_FAMILY_BYTE_GPT || !model_family((ModelFamilyId)fam))
+            return set_error(err, errlen, "checkpoint %s: corrupted header: model family %u", path, fam);
+        info->cfg.family = (ModelFamilyId)fam;
+        info->cfg.n_kv_head = (int)get_u32(h + 76);
+        info->cfg.head_dim = (int)get_u32(h + 80);
+        info->cfg.d_ff = (int)get_u32(h + 84);
+        info->cfg.rope_theta = bits_float(get_u32(h + 88));
+        info->cfg.norm_eps = bits_float(get_u32(h + 92));
+        info->cfg.qkv_bias = flags & 1u;
+        info->cfg.o_bias = (flags >> 1) & 1u;
+        info->cfg.tied = (flags >> 2) & 1u;
+    }
     info->cfg.n_layer = (int)get_u32(h + 12);
     info->cfg.n_head = (int)get_u32(h + 16);
     info->cfg.d_model = (int)get_u32(h + 20);
@@ -104,9 +144,10 @@ static int read_header(FILE* f, const char* path, CheckpointInfo* info, uint64_t
     char why[160];
     if (gpt_config_check(&info->cfg, why, sizeof why))
         return set_error(err, errlen, "checkpoint %s: corrupted header: %s", path, why);
-    size_t sizes[GPT_NUM_TENSORS], P = 0;
-    gpt_tensor_sizes(&info->cfg, sizes);
-    for (int i = 0; i < GPT_NUM_TENSORS; i++) P += sizes[i];
+    size_t sizes[MODEL_MAX_TENSORS], P = 0;
+    const ModelFamily* fam = model_family(info->cfg.family);
+    fam->tensor_sizes(&info->cfg, sizes);
+    for (int i = 0; i < fam->n_tensors; i++) P += sizes[i];
     uint64_t want_payload = (info->has_optimizer ? 3u : 1u) * (uint64_t)P * sizeof(float);
     if (*n_params != P || *payload != want_payload)
         return set_error(err, errlen, "checkpoint %s: corrupted header: %llu parameters / %llu payload bytes do not fit its shape",
@@ -114,9 +155,16 @@ static int read_header(FILE* f, const char* path, CheckpointInfo* info, uint64_t
     return 0;
 }
 
+/* Nothing for the byte-level GPT (its messages as before families); else the family's name. */
+static const char* family_note(const GPTConfig* c) {
+    return c->family == MODEL_FAMILY_BYTE_GPT ? "" : c->family == MODEL_FAMILY_LLAMA ? " (llama family)" : " (?)";
+}
+
 static int same_shape(const GPTConfig* a, const GPTConfig* b) {
     return a->n_layer == b->n_layer && a->n_head == b->n_head && a->d_model == b->d_model && a->n_ctx == b->n_ctx &&
-           a->vocab == b->vocab;
+           a->vocab == b->vocab && a->family == b->family && a->n_kv_head == b->n_kv_head &&
+           a->head_dim == b->head_dim && a->d_ff == b->d_ff && a->rope_theta == b->rope_theta &&
+           a->norm_eps == b->norm_eps && a->qkv_bias == b->qkv_bias && a->o_bias == b->o_bias && a->tied == b->tied;
 }
 
 /* The one reader of checkpoint files: the header, the shape against `expected` (NULL: any),
@@ -136,10 +184,11 @@ static int checkpoint_read(const char* path, const GPTConfig* expected, int read
     if (expected && !same_shape(&info->cfg, expected)) {
         fclose(f);
         return set_error(err, errlen,
-                         "checkpoint %s: shape mismatch: file has n_layer=%d n_head=%d d_model=%d n_ctx=%d, "
-                         "the model wants n_layer=%d n_head=%d d_model=%d n_ctx=%d",
+                         "checkpoint %s: shape mismatch: file has n_layer=%d n_head=%d d_model=%d n_ctx=%d%s, "
+                         "the model wants n_layer=%d n_head=%d d_model=%d n_ctx=%d%s",
                          path, info->cfg.n_layer, info->cfg.n_head, info->cfg.d_model, info->cfg.n_ctx,
-                         expected->n_layer, expected->n_head, expected->d_model, expected->n_ctx);
+                         family_note(&info->cfg), expected->n_layer, expected->n_head, expected->d_model,
+                         expected->n_ctx, family_note(expected));
     }
     if (!read_body) {
         fclose(f);

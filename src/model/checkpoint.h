@@ -10,7 +10,8 @@
 #include "model/gpt.h"
 
 #define CHECKPOINT_MAGIC "SAPOGPT1"
-#define CHECKPOINT_VERSION 1
+#define CHECKPOINT_VERSION 1        /* byte_gpt */
+#define CHECKPOINT_VERSION_FAMILY 2 /* other families: their shape fields follow */
 
 typedef struct {
     GPTConfig cfg;

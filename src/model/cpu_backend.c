@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "model/adamw_scalars.h"
 #include "model/block_loop.h"
+#include "model/cpu_backend.h"
 #include "model/cpu_layers.h"
 #include "model/det_attention.h"
 #include "model/gpt.h"
@@ -113,8 +114,8 @@ static void cpu_teardown(Model* m) {
 }
 
 /* The CPU backend computes on the host buffers themselves. */
-static void cpu_upload(Model* m) { (void)m; }
-static void cpu_download(Model* m) { (void)m; }
+void cpu_upload(Model* m) { (void)m; }
+void cpu_download(Model* m) { (void)m; }
 
 static void cpu_get_logits(Model* m, float* out) {
     CpuState* s = m->state;
@@ -209,46 +210,6 @@ static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float*
     }
 }
 
-/* Attention of decode rows [i0, i1), which share one prompt cache (kp, vp: its slot): the
- * prompt part of every row's scores in one product per head, each row's own cached positions
- * after it. */
-static void decode_attention_run(Model* m, float* y, const float* q3, const float* kp, const float* vp,
-                                 const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1, int C,
-                                 int NH, size_t row_slot, int T) {
-    CpuState* s = m->state;
-    int hs = C / NH, C3 = 3 * C, nr = i1 - i0, plen = d->prefix_len[i0];
-    float scale = 1.0f / sqrtf((float)hs);
-    if (det_of(m)) { /* the training forward's function, query for query (det_attention.h) */
-        for (int h = 0; h < NH; h++)
-            for (int i = i0; i < i1; i++) {
-                int own = d->pos[i] - plen + 1;
-                const float* kr = krow + (size_t)d->rows[i] * row_slot + h * hs;
-                const float* vr = vrow + (size_t)d->rows[i] * row_slot + h * hs;
-                det_attend_query(s->scores, plen + own, y + (size_t)i * C + h * hs, q3 + (size_t)i * C3 + h * hs,
-                                 kp + h * hs, vp + h * hs, C, plen, kr, vr, C, own, hs, scale);
-            }
-        return;
-    }
-    for (int h = 0; h < NH; h++) {
-        const float* q = q3 + (size_t)i0 * C3 + h * hs;
-        /* scores row r: [prompt keys | the row's own keys], ld T */
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, C3, kp + h * hs, C, 0.0f,
-                              s->scores, T);
-        for (int r = 0; r < nr; r++) {
-            int i = i0 + r, own = d->pos[i] - plen + 1;
-            const float* kr = krow + (size_t)d->rows[i] * row_slot + h * hs;
-            float* row = s->scores + (size_t)r * T;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, C, q + (size_t)r * C3, 1, 0.0f, row + plen, 1);
-            softmax_inplace(row, plen + own);
-            const float* vr = vrow + (size_t)d->rows[i] * row_slot + h * hs;
-            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, C, row + plen, 1, 0.0f, y + (size_t)i * C + h * hs,
-                        1);
-        }
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, s->scores, T, vp + h * hs, C,
-                              1.0f, y + (size_t)i0 * C + h * hs, C);
-    }
-}
-
 static void op_decode_attention(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
                                 const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
                                 size_t prefix_slot, size_t row_slot, int n_ctx) {
@@ -258,12 +219,14 @@ static void op_decode_attention(void* ctx, float* y, const float* q3, const floa
                (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
             i1++;
         size_t slot = (size_t)(d->prefix_len[i0] ? d->prefix[i0] : 0) * prefix_slot;
-        decode_attention_run(ctx, y, q3, kprefix + slot, vprefix + slot, krow, vrow, d, i0, i1, C, NH, row_slot, n_ctx);
+        AttnShape sh = attn_shape_mha(C, NH);
+        decode_attention_rows(y, ((CpuState*)((Model*)ctx)->state)->scores, q3, kprefix + slot, vprefix + slot, krow,
+                              vrow, d, i0, i1, &sh, row_slot, n_ctx, det_of(ctx));
         i0 = i1;
     }
 }
 
-static const BlockOps CPU_BLOCK_OPS = {
+const BlockOps CPU_BLOCK_OPS = {
     .encoder_forward = op_encoder_forward,
     .layernorm_forward = op_layernorm_forward,
     .layernorm_backward = op_layernorm_backward,
@@ -315,9 +278,9 @@ static void cpu_backward(Model* m, const float* dlogprobs) {
     encoder_backward(g->wte, g->wpe, s->a.dresidual, s->inputs, s->pos, N, C);
 }
 
-static void cpu_zero_grad(Model* m) { memset(m->grads_memory, 0, m->num_params * sizeof(float)); }
+void cpu_zero_grad(Model* m) { memset(m->grads_memory, 0, m->num_params * sizeof(float)); }
 
-static float cpu_grad_norm(Model* m) {
+float cpu_grad_norm(Model* m) {
     double sum = 0.0;
     if (det_of(m)) { /* chunks in order (det_math.h), as the CUDA twin's threads sum them */
         for (int k = 0; k < DET_SUMSQ_CHUNKS; k++) sum += det_sumsq_chunk(m->grads_memory, m->num_params, k);
@@ -327,7 +290,7 @@ static float cpu_grad_norm(Model* m) {
     return (float)sqrt(sum);
 }
 
-static void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
+void cpu_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
     m->step++;
     float step_size, decay, bc2_sqrt;
     adamw_scalars(hp, m->step, det_of(m), &step_size, &decay, &bc2_sqrt);

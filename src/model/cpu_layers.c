@@ -123,64 +123,90 @@ static void causal_softmax_rows(float* a, int n, int ctx, int plen) {
     }
 }
 
-void attention_forward(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
-    int hs = C / NH, C3 = 3 * C;
+AttnShape attn_shape_mha(int C, int NH) { return (AttnShape){.n_head = NH, .n_kv_head = NH, .head_dim = C / NH}; }
+
+/* Where head h's query, its key/value head's key and value, and its output start in a token's
+ * rows: q | k | v in the fused projection (row floats each), the output heads in order. */
+typedef struct {
+    int row, out, hs, qd, kd, group;
+} AttnLayout;
+
+static AttnLayout attn_layout(const AttnShape* sh) {
+    int hs = sh->head_dim, qd = sh->n_head * hs, kd = sh->n_kv_head * hs;
+    return (AttnLayout){.row = qd + 2 * kd, .out = qd, .hs = hs, .qd = qd, .kd = kd,
+                        .group = sh->n_head / sh->n_kv_head};
+}
+static size_t attn_k(const AttnLayout* l, int h) { return (size_t)l->qd + (size_t)(h / l->group) * l->hs; }
+static size_t attn_v(const AttnLayout* l, int h) { return attn_k(l, h) + l->kd; }
+
+void attention_forward_gqa(float* out, float* att, const float* qkv, const Segment* segs, int n_segs,
+                           const AttnShape* sh) {
+    AttnLayout l = attn_layout(sh);
+    int hs = l.hs, R = l.row;
     float scale = 1.0f / sqrtf((float)hs);
     float* a = att;
     for (int s = 0; s < n_segs; s++) {
         const Segment* g = &segs[s];
         const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
         int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
-        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
-            const float* q = qkv + (size_t)g->start * C3 + h * hs;
-            const float* k = q + C;
-            const float* v = q + 2 * C;
-            float* y = out + (size_t)g->start * C + h * hs;
+        for (int h = 0; h < sh->n_head; h++, a += (size_t)n * ctx) {
+            const float* row = qkv + (size_t)g->start * R;
+            const float* q = row + h * hs;
+            const float* k = row + attn_k(&l, h);
+            const float* v = row + attn_v(&l, h);
+            float* y = out + (size_t)g->start * l.out + h * hs;
             /* scores (n, ctx) = scale * q [k_prefix; k]^T */
             if (plen) {
-                const float* kp = qkv + (size_t)p->start * C3 + C + h * hs;
-                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, scale, q, C3, kp, C3, 0.0f, a, ctx);
+                const float* kp = qkv + (size_t)p->start * R + attn_k(&l, h);
+                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, scale, q, R, kp, R, 0.0f, a, ctx);
             }
-            sgemm(CblasNoTrans, CblasTrans, n, n, hs, scale, q, C3, k, C3, 0.0f, a + plen, ctx);
+            sgemm(CblasNoTrans, CblasTrans, n, n, hs, scale, q, R, k, R, 0.0f, a + plen, ctx);
             causal_softmax_rows(a, n, ctx, plen);
             /* y (n, hs) = att [v_prefix; v] */
             if (plen) {
-                const float* vp = qkv + (size_t)p->start * C3 + 2 * C + h * hs;
-                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, 1.0f, a, ctx, vp, C3, 0.0f, y, C);
+                const float* vp = qkv + (size_t)p->start * R + attn_v(&l, h);
+                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, 1.0f, a, ctx, vp, R, 0.0f, y, l.out);
             }
-            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, v, C3, plen ? 1.0f : 0.0f, y, C);
+            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, v, R, plen ? 1.0f : 0.0f, y, l.out);
         }
     }
 }
 
-void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
-                        const Segment* segs, int n_segs, int C, int NH) {
-    int hs = C / NH, C3 = 3 * C;
+void attention_forward(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
+    AttnShape sh = attn_shape_mha(C, NH);
+    attention_forward_gqa(out, att, qkv, segs, n_segs, &sh);
+}
+
+void attention_backward_gqa(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                            const Segment* segs, int n_segs, const AttnShape* sh) {
+    AttnLayout l = attn_layout(sh);
+    int hs = l.hs, R = l.row, O = l.out;
     float scale = 1.0f / sqrtf((float)hs);
     const float* a = att;
     for (int s = 0; s < n_segs; s++) {
         const Segment* g = &segs[s];
         const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
         int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
-        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
-            const float* q = qkv + (size_t)g->start * C3 + h * hs;
-            const float* k = q + C;
-            const float* v = q + 2 * C;
-            float* dq = dqkv + (size_t)g->start * C3 + h * hs;
-            float* dk = dq + C;
-            float* dv = dq + 2 * C;
-            const float* dy = dout + (size_t)g->start * C + h * hs;
-            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : NULL;
-            const float* vp = p ? kp + C : NULL;
-            float* dkp = p ? dqkv + (size_t)p->start * C3 + C + h * hs : NULL;
-            float* dvp = p ? dkp + C : NULL;
+        for (int h = 0; h < sh->n_head; h++, a += (size_t)n * ctx) {
+            size_t ko = attn_k(&l, h), vo = attn_v(&l, h);
+            const float* q = qkv + (size_t)g->start * R + h * hs;
+            const float* k = qkv + (size_t)g->start * R + ko;
+            const float* v = qkv + (size_t)g->start * R + vo;
+            float* dq = dqkv + (size_t)g->start * R + h * hs;
+            float* dk = dqkv + (size_t)g->start * R + ko;
+            float* dv = dqkv + (size_t)g->start * R + vo;
+            const float* dy = dout + (size_t)g->start * O + h * hs;
+            const float* kp = p ? qkv + (size_t)p->start * R + ko : NULL;
+            const float* vp = p ? qkv + (size_t)p->start * R + vo : NULL;
+            float* dkp = p ? dqkv + (size_t)p->start * R + ko : NULL;
+            float* dvp = p ? dqkv + (size_t)p->start * R + vo : NULL;
             /* datt (n, ctx) = dy [v_prefix; v]^T;  d[v_prefix; v] += att^T dy */
             if (plen) {
-                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, 1.0f, dy, C, vp, C3, 0.0f, datt, ctx);
-                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, 1.0f, a, ctx, dy, C, 1.0f, dvp, C3);
+                sgemm(CblasNoTrans, CblasTrans, n, plen, hs, 1.0f, dy, O, vp, R, 0.0f, datt, ctx);
+                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, 1.0f, a, ctx, dy, O, 1.0f, dvp, R);
             }
-            sgemm(CblasNoTrans, CblasTrans, n, n, hs, 1.0f, dy, C, v, C3, 0.0f, datt + plen, ctx);
-            sgemm(CblasTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, dy, C, 1.0f, dv, C3);
+            sgemm(CblasNoTrans, CblasTrans, n, n, hs, 1.0f, dy, O, v, R, 0.0f, datt + plen, ctx);
+            sgemm(CblasTrans, CblasNoTrans, n, hs, n, 1.0f, a + plen, ctx, dy, O, 1.0f, dv, R);
             /* softmax backward, in place: dscore = att * (datt - sum(att * datt)) */
             for (int t = 0; t < n; t++) {
                 const float* arow = a + (size_t)t * ctx;
@@ -193,13 +219,19 @@ void attention_backward(float* dqkv, float* datt, const float* dout, const float
             }
             /* dq += scale dscore [k_prefix; k];  d[k_prefix; k] += scale dscore^T q */
             if (plen) {
-                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, scale, datt, ctx, kp, C3, 1.0f, dq, C3);
-                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, scale, datt, ctx, q, C3, 1.0f, dkp, C3);
+                sgemm(CblasNoTrans, CblasNoTrans, n, hs, plen, scale, datt, ctx, kp, R, 1.0f, dq, R);
+                sgemm(CblasTrans, CblasNoTrans, plen, hs, n, scale, datt, ctx, q, R, 1.0f, dkp, R);
             }
-            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, k, C3, 1.0f, dq, C3);
-            sgemm(CblasTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, q, C3, 1.0f, dk, C3);
+            sgemm(CblasNoTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, k, R, 1.0f, dq, R);
+            sgemm(CblasTrans, CblasNoTrans, n, hs, n, scale, datt + plen, ctx, q, R, 1.0f, dk, R);
         }
     }
+}
+
+void attention_backward(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                        const Segment* segs, int n_segs, int C, int NH) {
+    AttnShape sh = attn_shape_mha(C, NH);
+    attention_backward_gqa(dqkv, datt, dout, qkv, att, segs, n_segs, &sh);
 }
 
 void det_segment_offsets(long* seg_att, const Segment* segs, int n_segs, int NH) {
@@ -211,30 +243,39 @@ void det_segment_offsets(long* seg_att, const Segment* segs, int n_segs, int NH)
     }
 }
 
-void attention_forward_det(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
-    int hs = C / NH, C3 = 3 * C;
+void attention_forward_det_gqa(float* out, float* att, const float* qkv, const Segment* segs, int n_segs,
+                               const AttnShape* sh) {
+    AttnLayout l = attn_layout(sh);
+    int hs = l.hs, R = l.row;
     float scale = 1.0f / sqrtf((float)hs);
     float* a = att;
     for (int s = 0; s < n_segs; s++) {
         const Segment* g = &segs[s];
         const Segment* p = g->prefix >= 0 ? &segs[g->prefix] : NULL;
         int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
-        for (int h = 0; h < NH; h++, a += (size_t)n * ctx) {
-            const float* k = qkv + (size_t)g->start * C3 + C + h * hs;
-            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : k;
+        for (int h = 0; h < sh->n_head; h++, a += (size_t)n * ctx) {
+            const float* k = qkv + (size_t)g->start * R + attn_k(&l, h);
+            const float* kp = p ? qkv + (size_t)p->start * R + attn_k(&l, h) : k;
             for (int t = 0; t < n; t++)
-                det_attend_query(a + (size_t)t * ctx, ctx, out + (size_t)(g->start + t) * C + h * hs,
-                                 qkv + (size_t)(g->start + t) * C3 + h * hs, kp, kp + C, C3, plen, k, k + C, C3, t + 1,
-                                 hs, scale);
+                det_attend_query(a + (size_t)t * ctx, ctx, out + (size_t)(g->start + t) * l.out + h * hs,
+                                 qkv + (size_t)(g->start + t) * R + h * hs, kp, kp + l.kd, R, plen, k, k + l.kd, R,
+                                 t + 1, hs, scale);
         }
     }
 }
 
+void attention_forward_det(float* out, float* att, const float* qkv, const Segment* segs, int n_segs, int C, int NH) {
+    AttnShape sh = attn_shape_mha(C, NH);
+    attention_forward_det_gqa(out, att, qkv, segs, n_segs, &sh);
+}
+
 /* Query pass (every score gradient and dq), then key pass: each key's dk, dv summed over its
- * own segment's queries, then over each completion reading it (a prompt's), in order. */
-void attention_backward_det(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
-                            const Segment* segs, const long* seg_att, int n_segs, int C, int NH) {
-    int hs = C / NH, C3 = 3 * C;
+ * own segment's queries, then over each completion reading it (a prompt's), in order; with
+ * grouped heads, over the group's query heads in order. */
+void attention_backward_det_gqa(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                                const Segment* segs, const long* seg_att, int n_segs, const AttnShape* sh) {
+    AttnLayout l = attn_layout(sh);
+    int hs = l.hs, R = l.row, O = l.out, NH = sh->n_head;
     float scale = 1.0f / sqrtf((float)hs);
     for (int s = 0; s < n_segs; s++) {
         const Segment* g = &segs[s];
@@ -242,12 +283,12 @@ void attention_backward_det(float* dqkv, float* datt, const float* dout, const f
         int n = g->len, plen = p ? p->len : 0, ctx = plen + n;
         for (int h = 0; h < NH; h++) {
             size_t blk = (size_t)seg_att[s] + (size_t)h * n * ctx;
-            const float* k = qkv + (size_t)g->start * C3 + C + h * hs;
-            const float* kp = p ? qkv + (size_t)p->start * C3 + C + h * hs : k;
+            const float* k = qkv + (size_t)g->start * R + attn_k(&l, h);
+            const float* kp = p ? qkv + (size_t)p->start * R + attn_k(&l, h) : k;
             for (int t = 0; t < n; t++)
-                det_attend_query_backward(datt + blk + (size_t)t * ctx, ctx, dqkv + (size_t)(g->start + t) * C3 + h * hs,
-                                          att + blk + (size_t)t * ctx, dout + (size_t)(g->start + t) * C + h * hs, kp,
-                                          kp + C, C3, plen, k, k + C, C3, t + 1, hs, scale);
+                det_attend_query_backward(datt + blk + (size_t)t * ctx, ctx, dqkv + (size_t)(g->start + t) * R + h * hs,
+                                          att + blk + (size_t)t * ctx, dout + (size_t)(g->start + t) * O + h * hs, kp,
+                                          kp + l.kd, R, plen, k, k + l.kd, R, t + 1, hs, scale);
         }
     }
     for (int s = 0; s < n_segs; s++) {
@@ -260,15 +301,60 @@ void attention_backward_det(float* dqkv, float* datt, const float* dout, const f
             int rn = rd->len, rctx = (r == s ? plen : n) + rn;
             for (int h = 0; h < NH; h++) {
                 size_t blk = (size_t)seg_att[r] + (size_t)h * rn * rctx;
-                const float* q = qkv + (size_t)rd->start * C3 + h * hs;
-                const float* dy = dout + (size_t)rd->start * C + h * hs;
+                const float* q = qkv + (size_t)rd->start * R + h * hs;
+                const float* dy = dout + (size_t)rd->start * O + h * hs;
                 for (int j = 0; j < n; j++) {
-                    float* dk = dqkv + (size_t)(g->start + j) * C3 + C + h * hs;
-                    det_attend_key_backward(dk, dk + C, datt + blk, att + blk, rctx, r == s ? plen + j : j,
-                                            r == s ? j : 0, rn, q, C3, dy, C, hs);
+                    float* dk = dqkv + (size_t)(g->start + j) * R + attn_k(&l, h);
+                    det_attend_key_backward(dk, dk + l.kd, datt + blk, att + blk, rctx, r == s ? plen + j : j,
+                                            r == s ? j : 0, rn, q, R, dy, O, hs);
                 }
             }
         }
+    }
+}
+
+void attention_backward_det(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                            const Segment* segs, const long* seg_att, int n_segs, int C, int NH) {
+    AttnShape sh = attn_shape_mha(C, NH);
+    attention_backward_det_gqa(dqkv, datt, dout, qkv, att, segs, seg_att, n_segs, &sh);
+}
+
+void decode_attention_rows(float* y, float* scores, const float* q3, const float* kp, const float* vp,
+                           const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1,
+                           const AttnShape* sh, size_t row_slot, int T, int det) {
+    AttnLayout l = attn_layout(sh);
+    int hs = l.hs, R = l.row, KD = l.kd, O = l.out, nr = i1 - i0, plen = d->prefix_len[i0];
+    float scale = 1.0f / sqrtf((float)hs);
+    if (det) { /* the training forward's function, query for query (det_attention.h) */
+        for (int h = 0; h < sh->n_head; h++)
+            for (int i = i0; i < i1; i++) {
+                int own = d->pos[i] - plen + 1;
+                size_t kvh = (size_t)(h / l.group) * hs;
+                const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
+                const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
+                det_attend_query(scores, plen + own, y + (size_t)i * O + h * hs, q3 + (size_t)i * R + h * hs, kp + kvh,
+                                 vp + kvh, KD, plen, kr, vr, KD, own, hs, scale);
+            }
+        return;
+    }
+    for (int h = 0; h < sh->n_head; h++) {
+        size_t kvh = (size_t)(h / l.group) * hs;
+        const float* q = q3 + (size_t)i0 * R + h * hs;
+        /* scores row r: [prompt keys | the row's own keys], ld T */
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, R, kp + kvh, KD, 0.0f,
+                              scores, T);
+        for (int r = 0; r < nr; r++) {
+            int i = i0 + r, own = d->pos[i] - plen + 1;
+            const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
+            float* row = scores + (size_t)r * T;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, KD, q + (size_t)r * R, 1, 0.0f, row + plen, 1);
+            softmax_inplace(row, plen + own);
+            const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
+            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, KD, row + plen, 1, 0.0f, y + (size_t)i * O + h * hs,
+                        1);
+        }
+        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, scores, T, vp + kvh, KD,
+                              1.0f, y + (size_t)i0 * O + h * hs, O);
     }
 }
 

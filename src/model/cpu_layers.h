@@ -37,6 +37,9 @@ void matmul_forward(float* out, const float* inp, const float* w, const float* b
 void matmul_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                      int N, int IC, int OC, int det);
 
+/* The byte-level GPT's: NH heads of C / NH channels, no grouping. */
+AttnShape attn_shape_mha(int C, int NH);
+
 /* Causal multi-head self-attention over a packed batch's segments (see PackedBatch in gpt.h).
  * qkv (N,3C) holds q,k,v; out (N,C). att keeps the softmax for the backward pass: for each
  * segment in order and each head, its (len, prefix len + len) weights, packed end to end
@@ -55,6 +58,25 @@ void attention_forward_det(float* out, float* att, const float* qkv, const Segme
 void attention_backward_det(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
                             const Segment* segs, const long* seg_att, int n_segs, int C, int NH);
 void det_segment_offsets(long* seg_att, const Segment* segs, int n_segs, int NH);
+/* The four attentions above for any AttnShape (the functions above are these with
+ * attn_shape_mha: the same arithmetic in the same order). */
+void attention_forward_gqa(float* out, float* att, const float* qkv, const Segment* segs, int n_segs,
+                           const AttnShape* sh);
+void attention_backward_gqa(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                            const Segment* segs, int n_segs, const AttnShape* sh);
+void attention_forward_det_gqa(float* out, float* att, const float* qkv, const Segment* segs, int n_segs,
+                               const AttnShape* sh);
+void attention_backward_det_gqa(float* dqkv, float* datt, const float* dout, const float* qkv, const float* att,
+                                const Segment* segs, const long* seg_att, int n_segs, const AttnShape* sh);
+
+/* Decode attention of rows [i0, i1) of d, which share one prompt cache (kp, vp: its slot, a
+ * position every n_kv_head * head_dim floats, as the rows' own caches krow, vrow with row_slot
+ * floats a row): y (n, n_head * head_dim) from the queries in q3 (n, fused rows). The prompt
+ * part of the scores in one product per head, each row's own cached positions after it;
+ * scores holds (i1 - i0, T). det: det_attend_query, query for query. */
+void decode_attention_rows(float* y, float* scores, const float* q3, const float* kp, const float* vp,
+                           const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1,
+                           const AttnShape* sh, size_t row_slot, int T, int det);
 
 /* GELU, tanh approximation (GPT-2's). The forward keeps the tanh values (th, N floats) for
  * the backward pass. */

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/det_math.h"
+#include "model/family.h"
 #ifdef SAPO_HAVE_CUDA
 #include "cuda_backend.h" /* MODEL_BACKEND_CUDA */
 #endif
@@ -64,6 +65,13 @@ const ModelBackend* model_backend_find(const char* name) {
 }
 
 int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
+    const ModelFamily* f = model_family(c->family);
+    if (!f) return set_error(err, errlen, "model family %d: expected one of model.family's choices", (int)c->family);
+    return f->check(c, err, errlen);
+}
+
+/* The byte-level GPT's shape check (its family table's check). */
+static int byte_gpt_check(const GPTConfig* c, char* err, size_t errlen) {
     if (c->n_layer < 1 || c->n_layer > 64) return set_error(err, errlen, "n_layer = %d: expected 1..64", c->n_layer);
     if (c->n_head < 1) return set_error(err, errlen, "n_head = %d: expected >= 1", c->n_head);
     if (c->d_model < 1 || c->d_model % c->n_head)
@@ -73,7 +81,11 @@ int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
     return 0;
 }
 
-void gpt_tensor_sizes(const GPTConfig* cfg, size_t s[GPT_NUM_TENSORS]) {
+void gpt_tensor_sizes(const GPTConfig* cfg, size_t* s) {
+    model_family(cfg->family)->tensor_sizes(cfg, s);
+}
+
+static void byte_gpt_tensor_sizes(const GPTConfig* cfg, size_t* s) {
     size_t V = cfg->vocab, C = cfg->d_model, T = cfg->n_ctx, L = cfg->n_layer;
     s[0] = V * C;          /* wte */
     s[1] = T * C;          /* wpe */
@@ -105,7 +117,7 @@ void gpt_point_params(GPTParams* p, float* memory, const size_t s[GPT_NUM_TENSOR
 
 /* A standard normal without libm's log and cos (whose glibc variants differ by CPU): the
  * polar method in float with log_det. The deterministic mode's initialisation. */
-static float normal_det(RngStream* rng) {
+float normal_det(RngStream* rng) {
     for (;;) {
         float u = 2.0f * rng_float(rng) - 1.0f, v = 2.0f * rng_float(rng) - 1.0f;
         float s = u * u + v * v;
@@ -113,7 +125,9 @@ static float normal_det(RngStream* rng) {
     }
 }
 
-void model_init_weights(Model* m, uint64_t seed) {
+void model_init_weights(Model* m, uint64_t seed) { m->family->init_weights(m, seed); }
+
+static void byte_gpt_init_weights(Model* m, uint64_t seed) {
     RngStream rng = rng_stream(seed, 0, 0, RNG_INIT);
     const GPTConfig* c = &m->cfg;
     float resid_std = 0.02f / sqrtf(2.0f * c->n_layer); /* residual projections, GPT-2 */
@@ -143,19 +157,24 @@ ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch) {
 Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
     char err[256];
     if (gpt_config_check(cfg, err, sizeof err)) sapo_die("model config: %s", err);
+    const ModelFamily* family = model_family(cfg->family);
+    const ModelBackend* own = model_family_backend(family, backend);
+    if (!own) sapo_die("model.family = %s has no %s backend in this build", family->name, backend->name);
+    backend = own;
     if (cap->max_tokens < 1 || cap->max_att < 1 || cap->max_prefixes < 1 || cap->max_rows < 1 || cap->row_ctx < 1)
         sapo_die("model capacity: every field must be >= 1 (tokens %d, att %ld, prefixes %d, rows %d, row_ctx %d)",
                  cap->max_tokens, cap->max_att, cap->max_prefixes, cap->max_rows, cap->row_ctx);
     Model* m = callocCheck(1, sizeof *m);
     m->cfg = *cfg;
-    gpt_tensor_sizes(cfg, m->tensor_sizes);
-    for (int i = 0; i < GPT_NUM_TENSORS; i++) m->num_params += m->tensor_sizes[i];
+    m->family = family;
+    m->n_tensors = family->n_tensors;
+    family->tensor_sizes(cfg, m->tensor_sizes);
+    for (int i = 0; i < m->n_tensors; i++) m->num_params += m->tensor_sizes[i];
     m->params_memory = mallocCheck(m->num_params * sizeof(float));
     m->grads_memory = callocCheck(m->num_params, sizeof(float));
     m->m_memory = callocCheck(m->num_params, sizeof(float));
     m->v_memory = callocCheck(m->num_params, sizeof(float));
-    gpt_point_params(&m->params, m->params_memory, m->tensor_sizes);
-    gpt_point_params(&m->grads, m->grads_memory, m->tensor_sizes);
+    if (family->point) family->point(m);
     m->cap = *cap;
     m->backend = backend;
     model_init_weights(m, seed);
@@ -187,6 +206,10 @@ ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int tra
 }
 
 double model_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap) {
+    return model_family(cfg->family)->memory_bytes(cfg, cap);
+}
+
+static double byte_gpt_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap) {
     size_t sizes[GPT_NUM_TENSORS];
     gpt_tensor_sizes(cfg, sizes);
     double P = 0, N = cap->max_tokens, C = cfg->d_model, L = cfg->n_layer, V = cfg->vocab, T = cfg->n_ctx;
@@ -212,6 +235,7 @@ long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb) {
 
 int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen) {
     const GPTConfig* c = &m->cfg;
+    int none = m->family->no_target;
     if (pb->n_tokens < 1 || pb->n_tokens > m->cap.max_tokens)
         return set_error(err, errlen, "%d tokens: expected 1..%d (the model's capacity)", pb->n_tokens, m->cap.max_tokens);
     int covered = 0;
@@ -236,7 +260,8 @@ int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen
     if (covered != pb->n_tokens)
         return set_error(err, errlen, "segments cover %d of %d tokens", covered, pb->n_tokens);
     for (int i = 0; i < pb->n_tokens; i++) {
-        if (pb->inputs[i] < 0 || pb->inputs[i] >= c->vocab || pb->targets[i] < 0 || pb->targets[i] >= c->vocab)
+        if (pb->inputs[i] < 0 || pb->inputs[i] >= c->vocab ||
+            (pb->targets[i] != none && (pb->targets[i] < 0 || pb->targets[i] >= c->vocab)))
             return set_error(err, errlen, "token %d: input %d / target %d outside 0..%d", i, pb->inputs[i],
                              pb->targets[i], c->vocab - 1);
     }
@@ -289,8 +314,31 @@ float model_step(Model* m, const AdamWConfig* hp, float max_norm) {
 }
 
 double gpt_forward_flops(const GPTConfig* c, int B, int T) {
+    return model_family(c->family)->forward_flops(c, B, T);
+}
+
+static double byte_gpt_forward_flops(const GPTConfig* c, int B, int T) {
     double N = (double)B * T, C = c->d_model, L = c->n_layer, V = c->vocab;
     double per_layer = 2.0 * N * C * (3 * C + C + 4 * C + 4 * C) /* qkv, proj, fc, fcproj */
                        + 2.0 * 2.0 * B * (double)T * T * C;       /* QK^T and att@V, full square */
     return L * per_layer + 2.0 * N * C * V;
 }
+
+static void byte_gpt_point(Model* m) {
+    gpt_point_params(&m->params, m->params_memory, m->tensor_sizes);
+    gpt_point_params(&m->grads, m->grads_memory, m->tensor_sizes);
+}
+
+const ModelFamily MODEL_FAMILY_BYTE_GPT_TABLE = {
+    .name = "byte_gpt",
+    .n_tensors = GPT_NUM_TENSORS,
+    .tensor_names = GPT_TENSOR_NAMES,
+    .no_target = TOK_PAD,
+    .check = byte_gpt_check,
+    .tensor_sizes = byte_gpt_tensor_sizes,
+    .init_weights = byte_gpt_init_weights,
+    .point = byte_gpt_point,
+    .memory_bytes = byte_gpt_memory_bytes,
+    .forward_flops = byte_gpt_forward_flops,
+    .backends = MODEL_BACKENDS,
+};

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/config_enums.h" /* BackendChoice: model.backend */
+#include "core/config_enums.h" /* BackendChoice: model.backend; ModelFamilyId: model.family */
 
 enum {
     TOK_BOS = 256,  /* starts every prompt */
@@ -19,19 +19,35 @@ enum {
     GPT_VOCAB = 259,
 };
 
+/* The shape of a model of any family (model/family.h). The byte-level GPT uses the first
+ * five fields and leaves the Llama/Qwen2 ones at zero; a zeroed family is byte_gpt, so every
+ * byte-level config written before families existed means what it meant. */
 typedef struct {
     int n_layer;
     int n_head;
     int d_model;
-    int n_ctx;   /* maximum sequence length (learned positions) */
-    int vocab;   /* GPT_VOCAB */
+    int n_ctx;   /* maximum sequence length (byte_gpt: learned positions) */
+    int vocab;   /* byte_gpt: GPT_VOCAB */
     /* model.deterministic: every product, reduction, exponential and logarithm in a fixed
      * order of our own (det_matmul.h, det_math.h, det_attention.h), never BLAS or libm's
      * transcendentals, so results have the same bits on any CPU, thread count, BLAS or GPU
      * (and on the CUDA twin); generation and GRPO follow the model's setting. Not part of
      * the shape: checkpoints load either way. */
     int deterministic;
+    ModelFamilyId family; /* model.family */
+    /* llama family (a Hugging Face config.json; model/llama.h) */
+    int n_kv_head;    /* num_key_value_heads: grouped-query attention, n_head a multiple of it */
+    int head_dim;     /* channels per head (d_model / n_head unless config.json says) */
+    int d_ff;         /* intermediate_size of the SwiGLU MLP */
+    float rope_theta; /* RoPE base */
+    float norm_eps;   /* rms_norm_eps */
+    int qkv_bias;     /* q/k/v projections carry a bias (Qwen2; Llama's attention_bias) */
+    int o_bias;       /* the output projection carries one (Llama's attention_bias) */
+    int tied;         /* tie_word_embeddings: the output layer is the token embedding */
 } GPTConfig;
+
+/* Tensors of the largest family (byte_gpt: 16). */
+#define MODEL_MAX_TENSORS 16
 
 #define GPT_NUM_TENSORS 16
 /* Named views into one buffer; shapes with L = n_layer, C = d_model, T = n_ctx, V = vocab. */
@@ -78,13 +94,22 @@ typedef struct {
 typedef struct {
     int n_tokens;
     const int* inputs;  /* (N) */
-    const int* targets; /* (N): the token each position predicts; TOK_PAD = none */
+    const int* targets; /* (N): the token each position predicts; the family's no_target (byte_gpt:
+                           TOK_PAD; llama: -1) = none */
     int n_segments;
     const Segment* segs;
     float logit_scale;  /* log-probs of softmax(logits * logit_scale): 1 / the sampling
                            temperature, so training scores tokens as they were sampled;
                            0 means 1 */
 } PackedBatch;
+
+/* The heads of an attention: n_head query heads of head_dim channels, each reading key/value
+ * head h / (n_head / n_kv_head) (grouped-query attention; n_kv_head = n_head is multi-head).
+ * A token's fused projection row holds the queries (n_head * head_dim), then the keys, then
+ * the values (n_kv_head * head_dim each); the output row holds the heads in order. */
+typedef struct {
+    int n_head, n_kv_head, head_dim;
+} AttnShape;
 
 /* One decode step for n rows. Row i feeds tokens[i] at position pos[i] into its cache row
  * rows[i] (index pos[i] - prefix_len[i] of that row) and attends to the first prefix_len[i]
@@ -111,7 +136,8 @@ typedef struct {
 } ModelCapacity;
 
 typedef struct {
-    const char* name;
+    const char* name;   /* the device: "cpu", "cuda" */
+    ModelFamilyId family; /* whose numerics it runs (model/family.h; zero: byte_gpt) */
     /* Whether the backend can run in this process (CUDA: the runtime sees a device; never a
      * crash without a driver), computed once; NULL: always. */
     int (*available)(void);
@@ -146,24 +172,29 @@ typedef struct {
     void (*decode)(Model* m, const DecodeStep* d, float* logits);
 } ModelBackend;
 
+typedef struct ModelFamily ModelFamily;
+
 struct Model {
     GPTConfig cfg;
-    size_t tensor_sizes[GPT_NUM_TENSORS];
+    const ModelFamily* family; /* cfg.family's table (model/family.h) */
+    int n_tensors;             /* family->n_tensors */
+    size_t tensor_sizes[MODEL_MAX_TENSORS];
     size_t num_params;
     float* params_memory; /* host; the CPU backend computes on these directly */
     float* grads_memory;
     float* m_memory;      /* Adam first moment */
     float* v_memory;      /* Adam second moment */
-    GPTParams params, grads;
+    GPTParams params, grads; /* byte_gpt's named views (the llama backends keep theirs) */
     long step;            /* AdamW steps taken */
     ModelCapacity cap;    /* what the backend allocated for */
     const ModelBackend* backend;
     void* state;          /* the backend's activations and cache */
 };
 
-/* Validates the shape; returns 0, or -1 with a reason in err. */
+/* Validates the shape against its family (model/family.h); returns 0, or -1 with a reason in err. */
 int gpt_config_check(const GPTConfig* cfg, char* err, size_t errlen);
-void gpt_tensor_sizes(const GPTConfig* cfg, size_t sizes[GPT_NUM_TENSORS]);
+/* The family's tensor sizes (MODEL_MAX_TENSORS entries at most). */
+void gpt_tensor_sizes(const GPTConfig* cfg, size_t* sizes);
 /* Points the named views into a buffer laid out as gpt_tensor_sizes says. */
 void gpt_point_params(GPTParams* p, float* memory, const size_t sizes[GPT_NUM_TENSORS]);
 

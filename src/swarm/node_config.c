@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "model/checkpoint.h"
+#include "model/family.h"
 #include "swarm/node.h"
 
 /* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
@@ -42,6 +43,11 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
         if (J > 0 && n_nodes < 2)
             return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
+        if (ns.family != MODEL_FAMILY_BYTE_GPT)
+            return set_error(err, errlen,
+                             "node %d: model.family = %s: swarm nodes run the byte_gpt family so far (`sapo lm` runs "
+                             "Llama/Qwen2 models)",
+                             k, model_family(ns.family)->name);
         GPTConfig g = ns.model;
         long max_new = ns.gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)

@@ -48,6 +48,8 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
                   .deterministic = config_node_bool(cfg, k, "model.deterministic")},
         .backend = (BackendChoice)config_node_enum(cfg, k, "model.backend"),
         .init = config_node_string(cfg, k, "model.init"),
+        .family = (ModelFamilyId)config_node_enum(cfg, k, "model.family"),
+        .hf_dir = config_node_string(cfg, k, "model.hf_dir"),
         .micro_tokens = (int)config_node_int(cfg, k, "model.micro_tokens"),
         .adamw = {.lr = (float)config_node_float(cfg, k, "optim.lr"),
                   .beta1 = (float)config_node_float(cfg, k, "optim.beta1"),

@@ -42,6 +42,8 @@ typedef struct {
     GPTConfig model;
     BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
+    ModelFamilyId family;    /* model.family (the shape in .model is byte_gpt's; a llama node's comes from hf_dir) */
+    const char* hf_dir;      /* model.hf_dir; "" = none */
     int micro_tokens;
     AdamWConfig adamw;
     float grad_clip;

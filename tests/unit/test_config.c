@@ -174,7 +174,7 @@ static void test_defaults(void) {
         CHECK(CONFIG_SCHEMA[i].help && *CONFIG_SCHEMA[i].help, "key %s has help", k);
         for (int j = 0; j < i; j++) CHECK(strcmp(k, CONFIG_SCHEMA[j].key), "duplicate schema key %s", k);
     }
-    const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.backend",
+    const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.family", "model.hf_dir", "model.backend",
                               "model.init", "model.micro_tokens", "model.deterministic", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
                               "gen.max_new_tokens", "grpo.external", "sampling.local", "sampling.external", "grpo.completions",
                               "sampling.groups", "net.fault", "net.slowdown"};
