@@ -13,6 +13,8 @@ static const SapoCommand COMMANDS[] = {
     {"info", "build facts and every config key with its default and bounds", cmd_info},
     {"tasks", "ReasoningGYM tasks: list, gen, score, baseline", cmd_tasks},
     {"verify", "recompute a shared rollout's log-probs from a checkpoint; bit-for-bit check", cmd_verify},
+    {"export", "write a llama-family checkpoint as a Hugging Face directory (config.json, safetensors)", cmd_export},
+    {"lm", "Hugging Face language models: `sapo lm tokenize` (tokenizer.json)", cmd_lm},
 };
 static const int N_COMMANDS = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
 

@@ -12,3 +12,8 @@ def pytest_sessionfinish(session, exitstatus):
     skipped = len(reporter.stats.get("skipped", []))
     if passed == 0 and failed == 0 and skipped > 0:
         session.exitstatus = 77
+
+
+def pytest_configure(config):
+    # tests on the real SmolLM2-135M-Instruct weights (scripts/get-model.sh): slower, run by default
+    config.addinivalue_line("markers", "smollm2: needs the SmolLM2-135M-Instruct weights of scripts/get-model.sh")

@@ -14,12 +14,17 @@ typedef struct {
 } SapoCommand;
 
 int cmd_info(int argc, char** argv);
+int cmd_lm(int argc, char** argv);          /* `sapo lm`: dispatches to the cmd_lm_* below */
+int cmd_lm_tokenize(int argc, char** argv); /* `sapo lm tokenize` */
+int cmd_lm_logprobs(int argc, char** argv); /* `sapo lm logprobs` */
+int cmd_lm_generate(int argc, char** argv); /* `sapo lm generate` */
 int cmd_bench(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_pretrain(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_tasks(int argc, char** argv);
 int cmd_verify(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
 /* The run configuration from the positional arguments of a (an optional CONFIG.ini, then
  * section.key=value overrides), as cli_load_config reads them. */

@@ -1,7 +1,7 @@
 /* Batched generation with the KV cache. A group's L completions share its prompt: the prompt
  * is prefilled once into a prompt cache, and each completion row keeps only its own positions
  * and reads the prompt's keys and values from there. Then one token per unfinished row per
- * step, until TOK_EOS, a stop string, max_new_tokens or the context is full. Groups beyond the
+ * step, until an end token (TOK_EOS, or the caller's), a stop string, max_new_tokens or the context is full. Groups beyond the
  * model's capacity run in successive chunks. All randomness comes from the caller's stream,
  * drawn in a fixed order (chunk by chunk, step by step, rows in index order), so a run
  * repeats exactly. */
@@ -12,10 +12,18 @@
 #include "model/gpt.h"
 #include "model/sampler.h"
 
+struct Tokenizer;
+
 typedef struct {
     SamplerConfig sampler;
     int max_new_tokens;
     const char* stop; /* stop string kept in the output (e.g. "</answer>"); NULL = none */
+    /* Tokens that end a completion (kept in the output); none given: TOK_EOS (byte_gpt). */
+    const int* stop_ids;
+    int n_stop_ids;
+    /* NULL: the stop string is matched against the row's byte tokens (byte_gpt); else the row
+     * stops once the text this tokenizer decodes from its last tokens contains it. */
+    const struct Tokenizer* tokenizer;
 } GenConfig;
 
 /* prompts: G rows of prompt_stride tokens, row g holding prompt_lens[g] >= 1 tokens (BOS

@@ -154,7 +154,7 @@ ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch) {
     return c;
 }
 
-Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
+Model* model_create_empty(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap) {
     char err[256];
     if (gpt_config_check(cfg, err, sizeof err)) sapo_die("model config: %s", err);
     const ModelFamily* family = model_family(cfg->family);
@@ -170,16 +170,22 @@ Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const
     m->n_tensors = family->n_tensors;
     family->tensor_sizes(cfg, m->tensor_sizes);
     for (int i = 0; i < m->n_tensors; i++) m->num_params += m->tensor_sizes[i];
-    m->params_memory = mallocCheck(m->num_params * sizeof(float));
+    m->params_memory = callocCheck(m->num_params, sizeof(float));
     m->grads_memory = callocCheck(m->num_params, sizeof(float));
     m->m_memory = callocCheck(m->num_params, sizeof(float));
     m->v_memory = callocCheck(m->num_params, sizeof(float));
     if (family->point) family->point(m);
     m->cap = *cap;
     m->backend = backend;
-    model_init_weights(m, seed);
     backend->setup(m);
     backend->upload(m);
+    return m;
+}
+
+Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
+    Model* m = model_create_empty(cfg, backend, cap);
+    model_init_weights(m, seed);
+    m->backend->upload(m);
     return m;
 }
 

@@ -216,6 +216,9 @@ const ModelBackend* model_backend_find(const char* name);
 /* A model with zeroed gradients and moments, parameters initialised GPT-2 style from the
  * (seed, RNG_INIT) stream. The config must pass gpt_config_check. */
 Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed);
+/* model_create_cap without the initialisation: parameters zero, for a caller that loads them
+ * (a checkpoint, a Hugging Face directory) and uploads them itself. */
+Model* model_create_empty(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap);
 /* The capacity of max_batch dense rows of n_ctx tokens (model_forward's padded batches,
  * max_batch prompts of one completion each), as before packing existed: tests and tools. */
 ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch);

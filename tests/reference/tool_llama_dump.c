@@ -1,0 +1,105 @@
+/* Dumps what tests/reference/test_llama_vs_transformers.py compares with transformers for a
+ * Hugging Face model: the per-token log-probs of groups packed into ONE batch (every prompt
+ * shared by its completions, model/lm_batch.h) and the gradient of
+ * L = sum over completion tokens of logprob * dlogprob with respect to every HF tensor, in
+ * the HF name and shape (fused tensors split as model/hf_dir.h writes them).
+ * usage: tool_llama_dump MODEL_DIR IN.jsonl OUT.bin [--deterministic]
+ *   IN.jsonl: {"prompt": [ids], "completions": [[ids], ...], "dlogprobs": [[...], ...]} lines
+ *   OUT.bin: records (u32 name length, name, u8 dtype 0 = f32, u32 ndims, u32 dims, data):
+ *   "logprobs" (groups, completions, tokens in order), then "grad/<HF name>" each. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "model/hf_dir.h"
+#include "model/hf_model.h"
+#include "model/llama.h"
+#include "model/lm_batch.h"
+
+static void put_array(FILE* f, const char* name, const float* data, int ndim, const int64_t* dims) {
+    uint32_t len = (uint32_t)strlen(name), nd = (uint32_t)ndim;
+    uint8_t dtype = 0;
+    fwriteCheck(&len, 4, 1, f);
+    fwriteCheck(name, 1, len, f);
+    fwriteCheck(&dtype, 1, 1, f);
+    fwriteCheck(&nd, 4, 1, f);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        uint32_t d = (uint32_t)dims[i];
+        fwriteCheck(&d, 4, 1, f);
+        count *= (size_t)dims[i];
+    }
+    fwriteCheck(data, 4, count, f);
+}
+
+int main(int argc, char** argv) {
+    if (argc < 4 || argc > 5 || (argc == 5 && strcmp(argv[4], "--deterministic"))) {
+        fprintf(stderr, "usage: tool_llama_dump MODEL_DIR IN.jsonl OUT.bin [--deterministic]\n");
+        return 2;
+    }
+    int det = argc == 5;
+    char err[512];
+    GPTConfig cfg;
+    if (hf_model_shape(argv[1], 0, det, &cfg, err, sizeof err)) sapo_die("%s", err);
+    FILE* in = fopenCheck(argv[2], "rb");
+    LmGroup g[64];
+    int n = 0;
+    char* line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, in) > 0 && n < 64) {
+        if (lm_group_parse(line, &cfg, &g[n], err, sizeof err)) sapo_die("%s: group %d: %s", argv[2], n, err);
+        if (!g[n].dlogprobs) sapo_die("%s: group %d has no dlogprobs", argv[2], n);
+        n++;
+    }
+    free(line);
+    fclose(in);
+    long tokens, att;
+    lm_groups_size(g, n, cfg.n_head, &tokens, &att);
+    ModelCapacity mc = {.max_tokens = (int)tokens, .max_att = att, .max_prefixes = 1, .max_rows = 1, .row_ctx = 1};
+    HfModel h;
+    if (hf_model_open(&h, argv[1], model_backend_find("cpu"), &mc, 0, det, 0, err, sizeof err)) sapo_die("%s", err);
+    Model* m = h.model;
+    LmPacked p;
+    lm_pack(g, n, &p);
+    float* lp = mallocCheck((size_t)tokens * sizeof(float));
+    float* dlp = callocCheck((size_t)tokens, sizeof(float));
+    model_zero_grad(m);
+    model_forward_packed(m, &p.pb, lp);
+    long n_out = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g[i].n_comp; k++) n_out += g[i].comp_len[k];
+    float* flat = mallocCheck((size_t)n_out * sizeof(float));
+    long o = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g[i].n_comp; k++)
+            for (int j = 0; j < g[i].comp_len[k]; j++) {
+                flat[o++] = lp[p.at[i][k] + j];
+                dlp[p.at[i][k] + j] = g[i].dlogprobs[k][j];
+            }
+    model_backward(m, dlp);
+    m->backend->download(m);
+    FILE* out = fopenCheck(argv[3], "wb");
+    int64_t dim = n_out;
+    put_array(out, "logprobs", flat, 1, &dim);
+    LlamaParams gp;
+    llama_point_params(&gp, m->grads_memory, m->tensor_sizes);
+    int nt = hf_tensor_count(&cfg);
+    HfTensor* t = mallocCheck((size_t)nt * sizeof *t);
+    nt = hf_tensor_views(&cfg, &gp, t);
+    for (int i = 0; i < nt; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "grad/%s", t[i].name);
+        put_array(out, name, t[i].data, t[i].ndim, t[i].shape);
+    }
+    fcloseCheck(out);
+    free(t);
+    free(flat);
+    free(lp);
+    free(dlp);
+    lm_packed_free(&p, n);
+    for (int i = 0; i < n; i++) lm_group_free(&g[i]);
+    hf_model_close(&h);
+    return 0;
+}
