@@ -8,12 +8,19 @@
  * (positions, the segment table, who reads each prompt, the embedding rows by token and by
  * position) on the host and sends it in one copy. upload/download copy the Model's four host
  * buffers to and from the device; forward and decode return their results (log-probs,
- * logits) to the host, where the trainer and the sampler use them. */
+ * logits) to the host, where the trainer and the sampler use them. What does not depend on the
+ * family is shared with the Llama/Qwen2 backend (llama_cuda_backend.cu) and declared in
+ * cuda_layers.cuh: the CudaCore both states start with (device, stream, cuBLAS handle, the
+ * parameter buffers) and the entries on it (upload, download, zero_grad, grad_norm, adamw),
+ * the Carver, the layout buffer, the batch checks, and CUDA_BLOCK_OPS, whose matrix products,
+ * residual adds and zeroing the llama loops use. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "cuda_backend.h"
 #include "cuda_layers.cuh"
@@ -69,19 +76,190 @@ extern "C" int cuda_device_for_this_rank(void) {
     return (r < 0 ? 0 : r) % n;
 }
 
+/* ---- what both backends share (cuda_layers.cuh) --------------------------------------------- */
+SAPO_CUDA_NS_BEGIN
+
+void cuda_die(const char* what) {
+    fprintf(stderr, "cuda backend: %s\n", what);
+    exit(EXIT_FAILURE);
+}
+
+void* cuda_host_alloc(size_t bytes) {
+    void* p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "%s:%d: out of host memory (%zu bytes)\n", __FILE__, __LINE__, bytes);
+        exit(EXIT_FAILURE);
+    }
+    return p;
+}
+
+void cuda_core_open(CudaCore* k, int det) {
+    k->device = cuda_device_for_this_rank();
+    if (k->device < 0) cuda_die("no CUDA device is visible (model.backend = cuda needs one)");
+    cudaCheck(cudaSetDevice(k->device));
+    cudaCheck(cudaStreamCreate(&k->ctx.stream));
+    cublasCheck(cublasCreate(&k->ctx.blas));
+    cublasCheck(cublasSetStream(k->ctx.blas, k->ctx.stream));
+    const char* tf32 = getenv("SAPO_CUDA_TF32");
+    k->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
+    cublasCheck(cublasSetMathMode(k->ctx.blas, k->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    k->ctx.det = det;
+}
+
+void cuda_core_close(CudaCore* k) {
+    cudaCheck(cudaStreamSynchronize(k->ctx.stream));
+    cudaCheck(cudaFree(k->block));
+    cublasCheck(cublasDestroy(k->ctx.blas));
+    cudaCheck(cudaStreamDestroy(k->ctx.stream));
+}
+
+void cuda_to_device(const CudaCore* k, void* dst, const void* src, size_t bytes) {
+    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, k->ctx.stream));
+}
+void cuda_to_host(const CudaCore* k, void* dst, const void* src, size_t bytes) {
+    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, k->ctx.stream));
+}
+void cuda_stream_sync(const CudaCore* k) { cudaCheck(cudaStreamSynchronize(k->ctx.stream)); }
+void cuda_zero(const CudaCore* k, float* p, size_t n) {
+    cudaCheck(cudaMemsetAsync(p, 0, n * sizeof(float), k->ctx.stream));
+}
+
+size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+void carve_add(Carver* c, void** ptr, size_t bytes) {
+    if (c->n == 96) cuda_die("too many device buffers (raise the Carver's capacity)");
+    c->ptr[c->n] = ptr;
+    c->bytes[c->n] = align256(bytes);
+    c->n++;
+}
+
+cudaError_t carve_place(Carver* c, CudaCore* k) {
+    size_t total = 0;
+    for (int i = 0; i < c->n; i++) total += c->bytes[i];
+    k->block_bytes = total;
+    cudaError_t err = cudaMalloc(&k->block, total);
+    if (err != cudaSuccess) return err;
+    char* at = (char*)k->block;
+    for (int i = 0; i < c->n; i++) {
+        *c->ptr[i] = at;
+        at += c->bytes[i];
+    }
+    return cudaSuccess;
+}
+
+void* cuda_lay_put(CudaLayout* l, size_t* used, const void* src, size_t bytes) {
+    memcpy(l->host + *used, src, bytes);
+    void* dev = l->dev + *used;
+    *used += align256(bytes);
+    return dev;
+}
+void* cuda_lay_take(CudaLayout* l, size_t* used, size_t bytes, void** host) {
+    *host = l->host + *used;
+    void* dev = l->dev + *used;
+    *used += align256(bytes);
+    return dev;
+}
+void cuda_lay_send(const CudaCore* k, const CudaLayout* l, size_t used) {
+    if (used > l->bytes) cuda_die("the batch layout outgrew its buffer (its size estimate is wrong)");
+    cuda_to_device(k, l->dev, l->host, used);
+}
+
+/* The device would fault (or silently read garbage) where the CPU backend trusts its caller
+ * (model_forward_packed runs packed_check): the same checks, here, against this state. */
+void cuda_check_batch(const Model* m, const PackedBatch* pb, int no_target) {
+    const GPTConfig* c = &m->cfg;
+    int N = pb->n_tokens, covered = 0;
+    long att = 0;
+    if (N < 1 || N > m->cap.max_tokens || pb->n_segments < 1) {
+        fprintf(stderr, "cuda backend: a batch of %d tokens in %d segments (capacity %d tokens)\n", N, pb->n_segments,
+                m->cap.max_tokens);
+        exit(EXIT_FAILURE);
+    }
+    for (int k = 0; k < pb->n_segments; k++) {
+        const Segment* g = &pb->segs[k];
+        int plen = 0;
+        if (g->prefix >= 0) {
+            if (g->prefix >= k || pb->segs[g->prefix].prefix >= 0)
+                cuda_die("a segment's prefix is not an earlier segment without a prefix");
+            plen = pb->segs[g->prefix].len;
+        } else if (g->prefix != -1) {
+            cuda_die("a segment's prefix is neither -1 nor a segment");
+        }
+        if (g->len < 1 || g->start != covered || plen + g->len > c->n_ctx)
+            cuda_die("the segments do not tile the batch in order within n_ctx");
+        covered += g->len;
+        att += (long)g->len * (plen + g->len);
+    }
+    if (covered != N) cuda_die("the segments do not cover the batch");
+    if (att * c->n_head > m->cap.max_att) cuda_die("the batch has more attention weights than the model's capacity");
+    for (int i = 0; i < N; i++) {
+        int in = pb->inputs[i], tg = pb->targets[i];
+        if (in < 0 || in >= c->vocab || ((tg < 0 || tg >= c->vocab) && tg != no_target)) {
+            fprintf(stderr, "cuda backend: token %d: input %d / target %d outside 0..%d\n", i, in, tg, c->vocab - 1);
+            exit(EXIT_FAILURE);
+        }
+    }
+}
+
+static CudaCore* core_of(Model* m) { return (CudaCore*)m->state; }
+
+/* The Model's four host buffers (parameters, gradients, both moments) to their device twins
+ * or back. */
+static void copy_buffers(Model* m, int up) {
+    CudaCore* k = core_of(m);
+    size_t bytes = m->num_params * sizeof(float);
+    float* host[4] = {m->params_memory, m->grads_memory, m->m_memory, m->v_memory};
+    float* dev[4] = {k->params, k->grads, k->mom1, k->mom2};
+    for (int i = 0; i < 4; i++) {
+        if (up)
+            cuda_to_device(k, dev[i], host[i], bytes);
+        else
+            cuda_to_host(k, host[i], dev[i], bytes);
+    }
+    cuda_stream_sync(k);
+}
+void cuda_core_upload(Model* m) { copy_buffers(m, 1); }
+/* Parameters and moments for checkpoints; the gradients too, for parity tests. */
+void cuda_core_download(Model* m) { copy_buffers(m, 0); }
+
+void cuda_core_zero_grad(Model* m) { cuda_zero(core_of(m), core_of(m)->grads, m->num_params); }
+
+float cuda_core_grad_norm(Model* m) {
+    CudaCore* k = core_of(m);
+    double sum = 0.0;
+    if (k->ctx.det) { /* the chunks of det_math.h, added here in order as cpu_grad_norm adds them */
+        double part[DET_SUMSQ_CHUNKS];
+        cuda_det_sumsq(&k->ctx, k->grads, m->num_params);
+        cuda_to_host(k, part, k->ctx.sumsq, sizeof part);
+        cuda_stream_sync(k);
+        for (int i = 0; i < DET_SUMSQ_CHUNKS; i++) sum += part[i];
+        return (float)sqrt(sum);
+    }
+    cuda_sumsq(&k->ctx, k->grads, m->num_params);
+    cuda_to_host(k, &sum, k->ctx.sumsq + CUDA_SUMSQ_BLOCKS, sizeof sum);
+    cuda_stream_sync(k);
+    return (float)sqrt(sum);
+}
+
+/* The step's scalars are computed here exactly as cpu_adamw computes them. */
+void cuda_core_adamw(Model* m, const AdamWConfig* hp, float grad_scale) {
+    CudaCore* k = core_of(m);
+    m->step++;
+    float step_size, decay, bc2_sqrt;
+    adamw_scalars(hp, m->step, k->ctx.det, &step_size, &decay, &bc2_sqrt);
+    cuda_adamw(&k->ctx, k->params, k->grads, k->mom1, k->mom2, m->num_params, hp->beta1, hp->beta2, hp->eps, grad_scale,
+               step_size, decay, bc2_sqrt);
+}
+
+SAPO_CUDA_NS_END
+
 /* ---- state -------------------------------------------------------------------------------- */
 typedef struct {
-    CudaCtx ctx;
-    int device;
-    int tf32;
-    void* block; /* the one device allocation */
-    size_t block_bytes;
-    float *params, *grads, *mom1, *mom2; /* device twins of the Model's host buffers */
+    CudaCore core; /* first: the shared entries (cuda_core_*) and CUDA_BLOCK_OPS reach it from m->state */
     GPTParams p, g;
     /* The last forward's layout, packed into lay (one copy per forward; see send_layout):
      * the pointers below point into it. */
-    char* lay;
-    size_t lay_bytes;
+    CudaLayout lay;
     int *inputs, *targets, *pos, *seg_of; /* (N) each */
     CudaSeg* segs;                        /* (n_segs) */
     int* children;                        /* (n_segs) segments grouped by their prefix */
@@ -95,8 +273,7 @@ typedef struct {
     /* generation's KV caches and decode scratch (block_loop.h), and its logits (max_rows, V) */
     DecodeActs gen;
     float* gen_logits;
-    /* host scratch: the layout before it is sent, and the segment table, grown when needed */
-    char* h_lay;
+    /* host scratch: the segment table, grown when needed */
     int* h_cursor; /* max(V, n_ctx): counting sort */
     CudaSeg* h_segs;
     int seg_cap;
@@ -105,37 +282,7 @@ typedef struct {
     float logit_scale; /* its PackedBatch.logit_scale (1 when 0) */
     long att_used; /* attention weights per layer of the last forward */
 } CudaState;
-
-static void* host_alloc(size_t bytes) {
-    void* p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "%s:%d: out of host memory (%zu bytes)\n", __FILE__, __LINE__, bytes);
-        exit(EXIT_FAILURE);
-    }
-    return p;
-}
-
-static void die(const char* what) {
-    fprintf(stderr, "cuda backend: %s\n", what);
-    exit(EXIT_FAILURE);
-}
-
-/* Carves named buffers out of one allocation: add() them all, then place(). */
-typedef struct {
-    void** ptr[96];
-    size_t bytes[96];
-    int n;
-} Carver;
-
-static size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; } /* as cudaMalloc itself */
-
-static void carve_add(Carver* c, void** ptr, size_t bytes) {
-    if (c->n == 96) die("too many device buffers (raise the Carver's capacity)");
-    c->ptr[c->n] = ptr;
-    c->bytes[c->n] = align256(bytes);
-    c->n++;
-}
-#define CARVE(c, field, count) carve_add((c), (void**)&(field), (size_t)(count) * sizeof *(field))
+static_assert(std::is_standard_layout<CudaState>::value, "m->state must be interconvertible with its CudaCore");
 
 static void point_params(GPTParams* p, float* memory, const size_t* sizes) {
     float** ptrs[GPT_NUM_TENSORS] = {&p->wte, &p->wpe, &p->ln1w, &p->ln1b, &p->qkvw, &p->qkvb,
@@ -156,31 +303,23 @@ static size_t layout_bytes(size_t N, size_t V, size_t T) {
 
 static void cuda_setup(Model* m) {
     CudaState* s = (CudaState*)calloc(1, sizeof *s);
-    if (!s) die("out of host memory");
+    if (!s) cuda_die("out of host memory");
     const GPTConfig* c = &m->cfg;
     const ModelCapacity* cap = &m->cap;
     size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab, P = m->num_params;
     size_t R = cap->max_rows, A = cap->max_att;
     size_t prefix_cache = L * cap->max_prefixes * T * C, row_cache = L * R * cap->row_ctx * C;
-    s->device = cuda_device_for_this_rank();
-    if (s->device < 0) die("no CUDA device is visible (model.backend = cuda needs one)");
-    cudaCheck(cudaSetDevice(s->device));
-    cudaCheck(cudaStreamCreate(&s->ctx.stream));
-    cublasCheck(cublasCreate(&s->ctx.blas));
-    cublasCheck(cublasSetStream(s->ctx.blas, s->ctx.stream));
-    const char* tf32 = getenv("SAPO_CUDA_TF32");
-    s->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
-    cublasCheck(cublasSetMathMode(s->ctx.blas, s->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-    s->ctx.det = c->deterministic; /* no cuBLAS call is made then (the cuda_det_* kernels) */
+    cuda_core_open(&s->core, c->deterministic); /* deterministic: no cuBLAS call (the cuda_det_* kernels) */
+    CudaCtx* x = &s->core.ctx;
 
-    s->lay_bytes = layout_bytes(N, V, T);
+    s->lay.bytes = layout_bytes(N, V, T);
     Carver cv;
     cv.n = 0;
-    CARVE(&cv, s->params, P);
-    CARVE(&cv, s->grads, P);
-    CARVE(&cv, s->mom1, P);
-    CARVE(&cv, s->mom2, P);
-    CARVE(&cv, s->lay, s->lay_bytes);
+    CARVE(&cv, s->core.params, P);
+    CARVE(&cv, s->core.grads, P);
+    CARVE(&cv, s->core.mom1, P);
+    CARVE(&cv, s->core.mom2, P);
+    CARVE(&cv, s->lay.dev, s->lay.bytes);
     CARVE(&cv, s->ints, 5 * R);
     CARVE(&cv, s->a.encoded, N * C);
     CARVE(&cv, s->a.ln1, L * N * C);
@@ -229,46 +368,35 @@ static void cuda_setup(Model* m) {
     CARVE(&cv, s->gen_logits, R * V);
     float* ones = NULL;
     CARVE(&cv, ones, N); /* bias gradients sum over at most N rows */
-    CARVE(&cv, s->ctx.partials, (size_t)CUDA_COLSUM_MAX_CHUNKS * 2 * C);
-    CARVE(&cv, s->ctx.sumsq, CUDA_SUMSQ_BLOCKS + 1);
-    if (c->deterministic) CARVE(&cv, s->ctx.det_scores, R * c->n_head * T);
-    size_t total = 0;
-    for (int i = 0; i < cv.n; i++) total += cv.bytes[i];
-    cudaError_t err = cudaMalloc(&s->block, total);
+    CARVE(&cv, x->partials, (size_t)CUDA_COLSUM_MAX_CHUNKS * 2 * C);
+    CARVE(&cv, x->sumsq, CUDA_SUMSQ_BLOCKS + 1);
+    if (c->deterministic) CARVE(&cv, x->det_scores, R * c->n_head * T);
+    cudaError_t err = carve_place(&cv, &s->core);
     if (err != cudaSuccess) {
         fprintf(stderr,
                 "cuda backend: cannot allocate %.1f MiB on device %d for the model (%d tokens, %ld attention weights, "
                 "%d prompt caches, %d rows of %d): %s\n",
-                total / 1048576.0, s->device, cap->max_tokens, cap->max_att, cap->max_prefixes, cap->max_rows,
-                cap->row_ctx, cudaGetErrorString(err));
+                s->core.block_bytes / 1048576.0, s->core.device, cap->max_tokens, cap->max_att, cap->max_prefixes,
+                cap->max_rows, cap->row_ctx, cudaGetErrorString(err));
         exit(EXIT_FAILURE);
     }
-    s->block_bytes = total;
-    char* at = (char*)s->block;
-    for (int i = 0; i < cv.n; i++) {
-        *cv.ptr[i] = at;
-        at += cv.bytes[i];
-    }
-    s->ctx.ones = ones;
-    cuda_fill(&s->ctx, ones, 1.0f, N);
-    point_params(&s->p, s->params, m->tensor_sizes);
-    point_params(&s->g, s->grads, m->tensor_sizes);
-    s->h_lay = (char*)host_alloc(s->lay_bytes);
-    s->h_cursor = (int*)host_alloc((V > T ? V : T) * sizeof(int));
+    x->ones = ones;
+    cuda_fill(x, ones, 1.0f, N);
+    point_params(&s->p, s->core.params, m->tensor_sizes);
+    point_params(&s->g, s->core.grads, m->tensor_sizes);
+    s->lay.host = (char*)cuda_host_alloc(s->lay.bytes);
+    s->h_cursor = (int*)cuda_host_alloc((V > T ? V : T) * sizeof(int));
     s->seg_cap = 64;
-    s->h_segs = (CudaSeg*)host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
-    s->h_ints = (int*)host_alloc(5 * R * sizeof(int));
+    s->h_segs = (CudaSeg*)cuda_host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
+    s->h_ints = (int*)cuda_host_alloc(5 * R * sizeof(int));
     m->state = s;
 }
 
 static void cuda_teardown(Model* m) {
     CudaState* s = (CudaState*)m->state;
     if (!s) return;
-    cudaCheck(cudaStreamSynchronize(s->ctx.stream));
-    cudaCheck(cudaFree(s->block));
-    cublasCheck(cublasDestroy(s->ctx.blas));
-    cudaCheck(cudaStreamDestroy(s->ctx.stream));
-    free(s->h_lay);
+    cuda_core_close(&s->core);
+    free(s->lay.host);
     free(s->h_cursor);
     free(s->h_segs);
     free(s->h_ints);
@@ -276,89 +404,10 @@ static void cuda_teardown(Model* m) {
     m->state = NULL;
 }
 
-static void to_device(CudaState* s, void* dst, const void* src, size_t bytes) {
-    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->ctx.stream));
-}
-static void to_host(CudaState* s, void* dst, const void* src, size_t bytes) {
-    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s->ctx.stream));
-}
-static void stream_sync(CudaState* s) { cudaCheck(cudaStreamSynchronize(s->ctx.stream)); }
-
-/* The Model's four host buffers (parameters, gradients, both moments) to their device twins
- * or back. */
-static void copy_buffers(Model* m, int up) {
-    CudaState* s = (CudaState*)m->state;
-    size_t bytes = m->num_params * sizeof(float);
-    float* host[4] = {m->params_memory, m->grads_memory, m->m_memory, m->v_memory};
-    float* dev[4] = {s->params, s->grads, s->mom1, s->mom2};
-    for (int k = 0; k < 4; k++) {
-        if (up)
-            to_device(s, dev[k], host[k], bytes);
-        else
-            to_host(s, host[k], dev[k], bytes);
-    }
-    stream_sync(s);
-}
-static void cuda_upload(Model* m) { copy_buffers(m, 1); }
-/* Parameters and moments for checkpoints; the gradients too, for parity tests. */
-static void cuda_download(Model* m) { copy_buffers(m, 0); }
-
 static void cuda_get_logits(Model* m, float* out) {
     CudaState* s = (CudaState*)m->state;
-    to_host(s, out, s->logits, (size_t)s->N * m->cfg.vocab * sizeof(float));
-    stream_sync(s);
-}
-
-/* The device would fault (or silently read garbage) where the CPU backend trusts its caller
- * (model_forward_packed runs packed_check): the same checks, here, against this state. */
-static void check_batch(const Model* m, const PackedBatch* pb) {
-    const GPTConfig* c = &m->cfg;
-    int N = pb->n_tokens, covered = 0;
-    long att = 0;
-    if (N < 1 || N > m->cap.max_tokens || pb->n_segments < 1) {
-        fprintf(stderr, "cuda backend: a batch of %d tokens in %d segments (capacity %d tokens)\n", N, pb->n_segments,
-                m->cap.max_tokens);
-        exit(EXIT_FAILURE);
-    }
-    for (int k = 0; k < pb->n_segments; k++) {
-        const Segment* g = &pb->segs[k];
-        int plen = 0;
-        if (g->prefix >= 0) {
-            if (g->prefix >= k || pb->segs[g->prefix].prefix >= 0) die("a segment's prefix is not an earlier segment without a prefix");
-            plen = pb->segs[g->prefix].len;
-        } else if (g->prefix != -1) {
-            die("a segment's prefix is neither -1 nor a segment");
-        }
-        if (g->len < 1 || g->start != covered || plen + g->len > c->n_ctx)
-            die("the segments do not tile the batch in order within n_ctx");
-        covered += g->len;
-        att += (long)g->len * (plen + g->len);
-    }
-    if (covered != N) die("the segments do not cover the batch");
-    if (att * c->n_head > m->cap.max_att) die("the batch has more attention weights than the model's capacity");
-    for (int i = 0; i < N; i++) {
-        if (pb->inputs[i] < 0 || pb->inputs[i] >= c->vocab || pb->targets[i] < 0 || pb->targets[i] >= c->vocab) {
-            fprintf(stderr, "cuda backend: token %d: input %d / target %d outside 0..%d\n", i, pb->inputs[i],
-                    pb->targets[i], c->vocab - 1);
-            exit(EXIT_FAILURE);
-        }
-    }
-}
-
-/* Appends n items of `bytes` each to the host layout at *used (256-aligned, like the device
- * twin) and returns where they will sit on the device. */
-static void* lay_put(CudaState* s, size_t* used, const void* src, size_t bytes) {
-    memcpy(s->h_lay + *used, src, bytes);
-    void* dev = s->lay + *used;
-    *used += align256(bytes);
-    return dev;
-}
-/* Reserves space in the host layout for the caller to fill; *host gets its host address. */
-static void* lay_take(CudaState* s, size_t* used, size_t bytes, void** host) {
-    *host = s->h_lay + *used;
-    void* dev = s->lay + *used;
-    *used += align256(bytes);
-    return dev;
+    cuda_to_host(&s->core, out, s->logits, (size_t)s->N * m->cfg.vocab * sizeof(float));
+    cuda_stream_sync(&s->core);
 }
 
 /* Checks the batch and sends its layout: tokens, positions (prefix length + index), the
@@ -368,83 +417,75 @@ static void send_layout(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
     const GPTConfig* c = &m->cfg;
     int N = pb->n_tokens, NS = pb->n_segments, V = c->vocab, T = c->n_ctx;
-    check_batch(m, pb);
+    cuda_check_batch(m, pb, TOK_PAD);
     if (NS > s->seg_cap) {
         s->seg_cap = NS;
         free(s->h_segs);
-        s->h_segs = (CudaSeg*)host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
+        s->h_segs = (CudaSeg*)cuda_host_alloc((size_t)s->seg_cap * sizeof(CudaSeg));
     }
     CudaSeg* hs = s->h_segs;
     size_t used = 0;
     void* h;
-    s->inputs = (int*)lay_put(s, &used, pb->inputs, (size_t)N * sizeof(int));
-    s->targets = (int*)lay_put(s, &used, pb->targets, (size_t)N * sizeof(int));
-    s->pos = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    s->inputs = (int*)cuda_lay_put(&s->lay, &used, pb->inputs, (size_t)N * sizeof(int));
+    s->targets = (int*)cuda_lay_put(&s->lay, &used, pb->targets, (size_t)N * sizeof(int));
+    s->pos = (int*)cuda_lay_take(&s->lay, &used, (size_t)N * sizeof(int), &h);
     int* pos = (int*)h;
-    s->seg_of = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    s->seg_of = (int*)cuda_lay_take(&s->lay, &used, (size_t)N * sizeof(int), &h);
     int* seg_of = (int*)h;
-    s->children = (int*)lay_take(s, &used, (size_t)NS * sizeof(int), &h);
+    s->children = (int*)cuda_lay_take(&s->lay, &used, (size_t)NS * sizeof(int), &h);
     int* children = (int*)h;
     s->att_used = (long)cuda_segment_table(hs, children, pos, seg_of, pb->segs, NS, c->n_head);
-    s->segs = (CudaSeg*)lay_put(s, &used, hs, (size_t)NS * sizeof(CudaSeg));
-    s->tok_start = (int*)lay_take(s, &used, (size_t)(V + 1) * sizeof(int), &h);
+    s->segs = (CudaSeg*)cuda_lay_put(&s->lay, &used, hs, (size_t)NS * sizeof(CudaSeg));
+    s->tok_start = (int*)cuda_lay_take(&s->lay, &used, (size_t)(V + 1) * sizeof(int), &h);
     int* tok_start = (int*)h;
-    s->tok_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    s->tok_rows = (int*)cuda_lay_take(&s->lay, &used, (size_t)N * sizeof(int), &h);
     cuda_rows_by_key(tok_start, (int*)h, s->h_cursor, pb->inputs, N, V);
-    s->pos_start = (int*)lay_take(s, &used, (size_t)(T + 1) * sizeof(int), &h);
+    s->pos_start = (int*)cuda_lay_take(&s->lay, &used, (size_t)(T + 1) * sizeof(int), &h);
     int* pos_start = (int*)h;
-    s->pos_rows = (int*)lay_take(s, &used, (size_t)N * sizeof(int), &h);
+    s->pos_rows = (int*)cuda_lay_take(&s->lay, &used, (size_t)N * sizeof(int), &h);
     cuda_rows_by_key(pos_start, (int*)h, s->h_cursor, pos, N, T);
-    if (used > s->lay_bytes) die("the batch layout outgrew its buffer (layout_bytes is wrong)");
-    to_device(s, s->lay, s->h_lay, used);
+    cuda_lay_send(&s->core, &s->lay, used);
     s->N = N;
 }
 
-static void zero(CudaState* s, float* p, size_t n) { cudaCheck(cudaMemsetAsync(p, 0, n * sizeof(float), s->ctx.stream)); }
-
-/* The blocks' layers (block_loop.h) on the device; ctx is the CudaState. OnState<cuda_X>::call
- * is cuda_X with the state for its const CudaCtx*: the compiler checks that BlockOps' entry and
- * the launcher take the same arguments. */
-template <auto F>
-struct OnState;
-template <class... A, void (*F)(const CudaCtx*, A...)>
-struct OnState<F> {
-    static void call(void* ctx, A... a) { F(&((CudaState*)ctx)->ctx, a...); }
-};
+/* The blocks' layers (block_loop.h) on the device; ctx is the CudaState. */
 static void op_attention_forward(void* ctx, float* out, float* att, const float* qkv, int N, int C, int NH) {
     const CudaState* s = (const CudaState*)ctx;
-    cuda_attention_forward(&s->ctx, out, att, qkv, s->segs, s->seg_of, N, C, NH);
+    cuda_attention_forward(&s->core.ctx, out, att, qkv, s->segs, s->seg_of, N, C, NH);
 }
 static void op_attention_backward(void* ctx, float* dqkv, float* datt, const float* dout, const float* qkv,
                                   const float* att, int N, int C, int NH) {
     const CudaState* s = (const CudaState*)ctx;
-    cuda_attention_backward(&s->ctx, dqkv, datt, dout, qkv, att, s->segs, s->children, s->seg_of, N, C, NH);
+    cuda_attention_backward(&s->core.ctx, dqkv, datt, dout, qkv, att, s->segs, s->children, s->seg_of, N, C, NH);
 }
-static void op_zero(void* ctx, float* p, size_t n) { zero((CudaState*)ctx, p, n); }
+static void op_zero(void* ctx, float* p, size_t n) { cuda_zero((const CudaCore*)ctx, p, n); }
 static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, int C,
                                 size_t prefix_slot) {
     const CudaState* s = (const CudaState*)ctx;
-    cuda_kv_store_prefill(&s->ctx, kprefix, vprefix, qkv, s->segs, s->seg_of, N, C, prefix_slot);
+    cuda_kv_store_prefill(&s->core.ctx, kprefix, vprefix, qkv, s->segs, s->seg_of, N, C, prefix_slot);
 }
 static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* q3, const DecodeStep* d, int C,
                                size_t row_slot) {
-    cuda_kv_store_decode(&((CudaState*)ctx)->ctx, krow, vrow, q3, d->rows, d->prefix_len, d->pos, d->n, C, row_slot);
+    cuda_kv_store_decode(&((CudaState*)ctx)->core.ctx, krow, vrow, q3, d->rows, d->prefix_len, d->pos, d->n, C,
+                         row_slot);
 }
 static void op_decode_attention(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
                                 const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
                                 size_t prefix_slot, size_t row_slot, int n_ctx) {
-    cuda_decode_attention(&((CudaState*)ctx)->ctx, y, q3, kprefix, vprefix, krow, vrow, d->rows, d->prefix,
+    cuda_decode_attention(&((CudaState*)ctx)->core.ctx, y, q3, kprefix, vprefix, krow, vrow, d->rows, d->prefix,
                           d->prefix_len, d->pos, d->n, C, NH, prefix_slot, row_slot, n_ctx);
 }
 
 /* In the order of BlockOps' fields. */
-static const BlockOps CUDA_BLOCK_OPS = {
+SAPO_CUDA_NS_BEGIN
+const BlockOps CUDA_BLOCK_OPS = {
     OnState<cuda_encoder_forward>::call,  OnState<cuda_layernorm_forward>::call, OnState<cuda_layernorm_backward>::call,
     OnState<cuda_matmul_forward>::call,   OnState<cuda_matmul_backward>::call,   op_attention_forward,
     op_attention_backward,                OnState<cuda_gelu_forward>::call,      OnState<cuda_gelu_backward>::call,
     OnState<cuda_residual_forward>::call, op_zero,                               op_prefill_kv_store,
     op_decode_kv_store,                   op_decode_attention,
 };
+SAPO_CUDA_NS_END
 
 /* Embedding and every transformer block for the layout already on the device; leaves the
  * final residual stream in residual3 of the last layer. */
@@ -455,7 +496,7 @@ static void forward_blocks(Model* m) {
 
 static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
+    const CudaCtx* x = &s->core.ctx;
     const GPTConfig* c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     send_layout(m, pb);
@@ -465,19 +506,19 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     head_forward(&CUDA_BLOCK_OPS, s, s->logits, s->lnf, s->lnf_mean, s->lnf_rstd, last, &s->p, N, C, V);
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
     cuda_logprob_forward(x, s->logprobs, s->probs, s->logits, s->targets, N, V, TOK_PAD, s->logit_scale);
-    to_host(s, logprobs, s->logprobs, (size_t)N * sizeof(float));
-    stream_sync(s);
+    cuda_to_host(&s->core, logprobs, s->logprobs, (size_t)N * sizeof(float));
+    cuda_stream_sync(&s->core);
 }
 
 static void cuda_backward(Model* m, const float* dlogprobs) {
     CudaState* s = (CudaState*)m->state;
-    const CudaCtx* x = &s->ctx;
+    const CudaCtx* x = &s->core.ctx;
     const GPTConfig* c = &m->cfg;
     const GPTParams* p = &s->p;
     const GPTParams* g = &s->g;
     int N = s->N, C = c->d_model, V = c->vocab;
 
-    to_device(s, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
+    cuda_to_device(&s->core, s->dlogprobs, dlogprobs, (size_t)N * sizeof(float));
     cuda_logprob_backward(x, s->dlogits, s->dlogprobs, s->probs, s->targets, N, V, TOK_PAD, s->logit_scale);
     head_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, s->dlogits, s->lnf, s->lnf_mean, s->lnf_rstd, c, N);
     block_backward(&CUDA_BLOCK_OPS, s, &s->a, p, g, c, N, s->att_used);
@@ -488,43 +529,11 @@ static void cuda_backward(Model* m, const float* dlogprobs) {
     /* no sync: the next forward, grad_norm or download waits on the stream */
 }
 
-static void cuda_zero_grad(Model* m) {
-    CudaState* s = (CudaState*)m->state;
-    zero(s, s->grads, m->num_params);
-}
-
-static float cuda_grad_norm(Model* m) {
-    CudaState* s = (CudaState*)m->state;
-    double sum = 0.0;
-    if (s->ctx.det) { /* the chunks of det_math.h, added here in order as cpu_grad_norm adds them */
-        double part[DET_SUMSQ_CHUNKS];
-        cuda_det_sumsq(&s->ctx, s->grads, m->num_params);
-        to_host(s, part, s->ctx.sumsq, sizeof part);
-        stream_sync(s);
-        for (int k = 0; k < DET_SUMSQ_CHUNKS; k++) sum += part[k];
-        return (float)sqrt(sum);
-    }
-    cuda_sumsq(&s->ctx, s->grads, m->num_params);
-    to_host(s, &sum, s->ctx.sumsq + CUDA_SUMSQ_BLOCKS, sizeof sum);
-    stream_sync(s);
-    return (float)sqrt(sum);
-}
-
-/* The step's scalars are computed here exactly as cpu_adamw computes them. */
-static void cuda_adamw_step(Model* m, const AdamWConfig* hp, float grad_scale) {
-    CudaState* s = (CudaState*)m->state;
-    m->step++;
-    float step_size, decay, bc2_sqrt;
-    adamw_scalars(hp, m->step, s->ctx.det, &step_size, &decay, &bc2_sqrt);
-    cuda_adamw(&s->ctx, s->params, s->grads, s->mom1, s->mom2, m->num_params, hp->beta1, hp->beta2, hp->eps, grad_scale,
-               step_size, decay, bc2_sqrt);
-}
-
 /* The prompts' keys and values of every layer go to prompt cache slot = segment index. */
 static void cuda_prefill(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
     char err[256];
-    if (prefill_check(&m->cap, pb, err, sizeof err)) die(err);
+    if (prefill_check(&m->cap, pb, err, sizeof err)) cuda_die(err);
     send_layout(m, pb);
     forward_blocks(m);
     block_prefill_store(&CUDA_BLOCK_OPS, s, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
@@ -536,20 +545,20 @@ static void cuda_decode(Model* m, const DecodeStep* d, float* logits) {
     CudaState* s = (CudaState*)m->state;
     int n = d->n, V = m->cfg.vocab;
     char err[256];
-    if (decode_check(&m->cfg, &m->cap, d, err, sizeof err)) die(err);
+    if (decode_check(&m->cfg, &m->cap, d, err, sizeof err)) cuda_die(err);
     /* rows | prefix | prefix_len | tokens | pos */
     const int* parts[5] = {d->rows, d->prefix, d->prefix_len, d->tokens, d->pos};
     for (int k = 0; k < 5; k++) memcpy(s->h_ints + (size_t)k * n, parts[k], (size_t)n * sizeof(int));
-    to_device(s, s->ints, s->h_ints, 5 * (size_t)n * sizeof(int));
+    cuda_to_device(&s->core, s->ints, s->h_ints, 5 * (size_t)n * sizeof(int));
     DecodeStep dev = {n, s->ints, s->ints + n, s->ints + 2 * n, s->ints + 3 * n, s->ints + 4 * n};
     block_decode(&CUDA_BLOCK_OPS, s, &s->gen, &s->p, &dev, &m->cfg, &m->cap, s->gen_logits);
-    to_host(s, logits, s->gen_logits, (size_t)n * V * sizeof(float));
-    stream_sync(s);
+    cuda_to_host(&s->core, logits, s->gen_logits, (size_t)n * V * sizeof(float));
+    cuda_stream_sync(&s->core);
 }
 
 /* In the order of ModelBackend's fields (gpt.h). */
 extern "C" const ModelBackend MODEL_BACKEND_CUDA = {
     "cuda",        MODEL_FAMILY_BYTE_GPT,  cuda_backend_available, cuda_set_local_rank, cuda_setup,     cuda_teardown,
-    cuda_upload,   cuda_download,          cuda_get_logits,     cuda_forward,   cuda_backward,
-    cuda_zero_grad, cuda_grad_norm,        cuda_adamw_step,     cuda_prefill,   cuda_decode,
+    cuda_core_upload, cuda_core_download,  cuda_get_logits,     cuda_forward,   cuda_backward,
+    cuda_core_zero_grad, cuda_core_grad_norm, cuda_core_adamw,  cuda_prefill,   cuda_decode,
 };

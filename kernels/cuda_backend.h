@@ -1,6 +1,7 @@
 /* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): the backend
- * table MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns, whether a GPU is
- * usable and the node-local rank that picks this process's GPU. The layers above model reach
+ * table MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns and the Llama
+ * family's, MODEL_BACKEND_LLAMA_CUDA, whether a GPU is usable and the node-local rank that
+ * picks this process's GPU. The layers above model reach
  * the last two through the table (its available and place entries); the GPU tests and the
  * NCCL transport (kernels/) call them by name. */
 #ifndef SAPO_KERNELS_CUDA_BACKEND_H
@@ -14,6 +15,9 @@ extern "C" {
 
 /* The backend table (kernels/cuda_backend.cu), found through model_backend_find. */
 extern const ModelBackend MODEL_BACKEND_CUDA;
+/* The Llama/Qwen2 family's (kernels/llama_cuda_backend.cu), in LLAMA_BACKENDS (model/llama.c):
+ * model_family_backend gives it for MODEL_BACKEND_CUDA. */
+extern const ModelBackend MODEL_BACKEND_LLAMA_CUDA;
 
 /* 1 when the CUDA runtime sees at least one device; 0 (never a crash) without a driver or
  * a GPU. The answer is computed once. */

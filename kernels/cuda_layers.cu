@@ -17,3 +17,9 @@
 #include "adamw.cuh"       /* one AdamW step */
 #include "grad_norm.cuh"   /* the gradient norm's sum of squares */
 #include "decode.cuh"      /* generation: KV-cache stores and decode attention */
+/* the Llama/Qwen2 family's (kernels/llama_cuda_backend.cu) */
+#include "rmsnorm.cuh"       /* rmsnorm_forward, rmsnorm_backward */
+#include "rope.cuh"          /* rope_forward, rope_backward: rotate-half RoPE in place */
+#include "swiglu.cuh"        /* swiglu_forward, swiglu_backward */
+#include "rows.cuh"          /* gather_rows, scatter_add_rows: embedding, the head's rows */
+#include "gqa_attention.cuh" /* grouped-query attention, its KV-cache stores and decode */

@@ -15,7 +15,8 @@
 #include <stddef.h>
 
 #include "cuda_compat.h"
-#include "cuda_segments.h" /* CudaSeg */
+#include "cuda_segments.h"   /* CudaSeg */
+#include "model/block_loop.h" /* BlockOps, Model, PackedBatch */
 
 /* In the CPU emulation every file is compiled into one translation unit that may be linked
  * next to the real CUDA library: the emulated launchers get internal linkage. */
@@ -144,6 +145,137 @@ void cuda_det_logprob_forward(const CudaCtx* x, float* logprobs, float* probs, c
                               int N, int V, int pad, float scale);
 /* x->sumsq[k] = chunk k's sum of squares (det_sumsq_chunk), k < DET_SUMSQ_CHUNKS */
 void cuda_det_sumsq(const CudaCtx* x, const float* data, size_t n);
+
+/* ---- the Llama/Qwen2 family (rmsnorm.cuh, rope.cuh, swiglu.cuh, gqa_attention.cuh, rows.cuh):
+ * twins of src/model/llama_layers.h and of the _gqa attentions of cpu_layers.h, the same
+ * names with a cuda_ prefix; the row arithmetic is llama_math.h's, called on the device. */
+/* dst row i = src row idx[i] (C floats): the embedding, the head's rows. */
+void cuda_gather_rows(const CudaCtx* x, float* dst, const float* src, const int* idx, int n, int C);
+/* dst row idx[i] += src row i; the idx[i] must be distinct (the head's rows are): a thread
+ * owns an element, and a repeated row would race. Repeated rows (the embedding's gradient)
+ * go through cuda_encoder_backward's counting sort instead. */
+void cuda_scatter_add_rows(const CudaCtx* x, float* dst, const float* src, const int* idx, int n, int C);
+void cuda_rmsnorm_forward(const CudaCtx* x, float* out, float* rstd, const float* inp, const float* w, int N, int C,
+                          float eps);
+/* dinp += ..., dw += ... (dw through x->partials, row chunks then the chunks in order) */
+void cuda_rmsnorm_backward(const CudaCtx* x, float* dinp, float* dw, const float* dout, const float* inp,
+                           const float* w, const float* rstd, int N, int C);
+/* In place on the n_head query and n_kv_head key heads of each fused row (row floats apart),
+ * by the position pos[i], with llama_rope_table's cos/sin (n_ctx, head_dim / 2) on the device. */
+void cuda_rope_forward(const CudaCtx* x, float* qkv, const int* pos, const float* cos_t, const float* sin_t, int N,
+                       int row, int n_head, int n_kv_head, int head_dim);
+void cuda_rope_backward(const CudaCtx* x, float* dqkv, const int* pos, const float* cos_t, const float* sin_t, int N,
+                        int row, int n_head, int n_kv_head, int head_dim);
+/* h (N, F) = silu(gate) * up of the fused gu (N, 2F); dgu overwritten. exp_poly when x->det. */
+void cuda_swiglu_forward(const CudaCtx* x, float* h, const float* gu, int N, int F);
+void cuda_swiglu_backward(const CudaCtx* x, float* dgu, const float* dh, const float* gu, int N, int F);
+/* Grouped-query attention over the segments (AttnShape's fused rows q | k | v, out (N, n_head
+ * * head_dim)); att in the CPU's layout (per segment and query head). The backward's second
+ * pass runs per (key, key/value head), summing over the group's query heads. */
+void cuda_attention_forward_gqa(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
+                                const int* seg_of, int N, AttnShape sh);
+void cuda_attention_backward_gqa(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
+                                 const float* att, const CudaSeg* segs, const int* children, const int* seg_of, int N,
+                                 AttnShape sh);
+/* The KV caches hold n_kv_head * head_dim floats a position (keys after RoPE). */
+void cuda_kv_store_prefill_gqa(const CudaCtx* x, float* kprefix, float* vprefix, const float* qkv,
+                               const CudaSeg* segs, const int* seg_of, int N, AttnShape sh, size_t prefix_stride);
+void cuda_kv_store_decode_gqa(const CudaCtx* x, float* krow, float* vrow, const float* qkv, const int* rows,
+                              const int* prefix_len, const int* pos, int n, AttnShape sh, size_t row_stride);
+/* y (n, n_head * head_dim); scores: (n, n_head, n_ctx) scratch in device memory (a row's
+ * weights need not fit in shared memory: n_ctx is max_position_embeddings). */
+void cuda_decode_attention_gqa(const CudaCtx* x, float* y, float* scores, const float* qkv, const float* kprefix,
+                               const float* vprefix, const float* krow, const float* vrow, const int* rows,
+                               const int* prefix, const int* prefix_len, const int* pos, int n, AttnShape sh,
+                               size_t prefix_stride, size_t row_stride, int n_ctx);
+void cuda_det_rmsnorm_forward(const CudaCtx* x, float* out, float* rstd, const float* inp, const float* w, int N,
+                              int C, float eps);
+void cuda_det_rmsnorm_backward(const CudaCtx* x, float* dinp, float* dw, const float* dout, const float* inp,
+                               const float* w, const float* rstd, int N, int C);
+void cuda_det_attention_forward_gqa(const CudaCtx* x, float* out, float* att, const float* qkv, const CudaSeg* segs,
+                                    const int* seg_of, int N, AttnShape sh);
+void cuda_det_attention_backward_gqa(const CudaCtx* x, float* dqkv, float* datt, const float* dout, const float* qkv,
+                                     const float* att, const CudaSeg* segs, const int* children, const int* seg_of,
+                                     int N, AttnShape sh);
+void cuda_det_decode_attention_gqa(const CudaCtx* x, float* y, float* scores, const float* qkv, const float* kprefix,
+                                   const float* vprefix, const float* krow, const float* vrow, const int* rows,
+                                   const int* prefix, const int* prefix_len, const int* pos, int n, AttnShape sh,
+                                   size_t prefix_stride, size_t row_stride, int n_ctx);
+
+/* ---- what the two backends (cuda_backend.cu: byte_gpt, llama_cuda_backend.cu: llama) share,
+ * defined in cuda_backend.cu ------------------------------------------------------------- */
+/* The first member of either backend's state, so that m->state and the layer operations' ctx
+ * point at it too (a standard-layout struct and its first member are interconvertible): the
+ * ModelBackend entries below and CUDA_BLOCK_OPS' matmul, residual and zero take either. */
+typedef struct {
+    CudaCtx ctx;
+    int device;
+    int tf32;    /* SAPO_CUDA_TF32 */
+    void* block; /* the one device allocation */
+    size_t block_bytes;
+    float *params, *grads, *mom1, *mom2; /* device twins of the Model's host buffers */
+} CudaCore;
+
+/* The GPU of this rank, a stream, a cuBLAS handle bound to it (TF32 only with
+ * SAPO_CUDA_TF32), det = model.deterministic; close waits for the stream, frees the block. */
+void cuda_core_open(CudaCore* k, int det);
+void cuda_core_close(CudaCore* k);
+void cuda_to_device(const CudaCore* k, void* dst, const void* src, size_t bytes);
+void cuda_to_host(const CudaCore* k, void* dst, const void* src, size_t bytes);
+void cuda_stream_sync(const CudaCore* k);
+void cuda_zero(const CudaCore* k, float* p, size_t n);
+/* Stops the process with "cuda backend: what". */
+void cuda_die(const char* what);
+void* cuda_host_alloc(size_t bytes);
+
+/* Carves named buffers out of the one allocation: add() them all, then place(). */
+typedef struct {
+    void** ptr[96];
+    size_t bytes[96];
+    int n;
+} Carver;
+size_t align256(size_t bytes); /* as cudaMalloc itself */
+void carve_add(Carver* c, void** ptr, size_t bytes);
+#define CARVE(c, field, count) carve_add((c), (void**)&(field), (size_t)(count) * sizeof *(field))
+/* One cudaMalloc for them all into k->block (k->block_bytes its size, set on failure too). */
+cudaError_t carve_place(Carver* c, CudaCore* k);
+
+/* One forward's layout (tokens, positions, the segment table, ...) built in host memory and
+ * sent in one copy: put/take append 256-aligned arrays at *used and return their device
+ * address (take: the caller fills *host). */
+typedef struct {
+    char *dev, *host;
+    size_t bytes;
+} CudaLayout;
+void* cuda_lay_put(CudaLayout* l, size_t* used, const void* src, size_t bytes);
+void* cuda_lay_take(CudaLayout* l, size_t* used, size_t bytes, void** host);
+void cuda_lay_send(const CudaCore* k, const CudaLayout* l, size_t used);
+
+/* The checks the CPU backend leaves to packed_check, here against this model's capacity:
+ * segments, prefixes, attention weights, tokens and targets (< vocab, or no_target). */
+void cuda_check_batch(const Model* m, const PackedBatch* pb, int no_target);
+
+/* ModelBackend entries on the CudaCore that m->state starts with. */
+void cuda_core_upload(Model* m);
+void cuda_core_download(Model* m);
+void cuda_core_zero_grad(Model* m);
+float cuda_core_grad_norm(Model* m);
+void cuda_core_adamw(Model* m, const AdamWConfig* hp, float grad_scale);
+
+/* OnState<cuda_X>::call is the launcher cuda_X as a layer operation: the CudaCtx of the state
+ * ctx points at (through its CudaCore) for cuda_X's const CudaCtx*; the compiler checks that
+ * the operation's entry and the launcher take the same arguments. */
+template <auto F>
+struct OnState;
+template <class... A, void (*F)(const CudaCtx*, A...)>
+struct OnState<F> {
+    static void call(void* ctx, A... a) { F(&((const CudaCore*)ctx)->ctx, a...); }
+};
+
+/* The byte_gpt's layer operations (ctx: its CudaState); matmul_forward/backward,
+ * residual_forward and zero need only the CudaCore at the start of ctx, so the llama backend's
+ * LlamaOps use them as its common operations. */
+extern const BlockOps CUDA_BLOCK_OPS;
 
 SAPO_CUDA_NS_END
 

@@ -9,6 +9,7 @@
 #include "core/host_info.h"
 #include "cli/commands.h"
 #include "core/config.h"
+#include "model/family.h"
 #include "model/gpt.h"
 #include "swarm/round_record.h"
 
@@ -17,6 +18,17 @@ static const CliOption OPTIONS[] = {
     {NULL, NULL, NULL},
 };
 enum { OPT_COLUMNS };
+
+/* One line a model family with the devices it computes on in this build. */
+static void print_families(void) {
+    const ModelFamilyId ids[] = {MODEL_FAMILY_BYTE_GPT, MODEL_FAMILY_LLAMA};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const ModelFamily* f = model_family(ids[i]);
+        printf("family     %-9s", f->name);
+        for (const ModelBackend* const* b = f->backends; *b; b++) printf(" %s", (*b)->name);
+        printf("\n");
+    }
+}
 
 int cmd_info(int argc, char** argv) {
     CliArgs a;
@@ -50,8 +62,10 @@ int cmd_info(int argc, char** argv) {
     else
         printf("backends   cpu\n");
 #ifdef SAPO_HAVE_NCCL
+    print_families();
     printf("allgather  MPI, NCCL when every rank has its own GPU\n");
 #else
+    print_families();
     printf("allgather  MPI\n");
 #endif
     printf("mpi        %s\n", mpiver);

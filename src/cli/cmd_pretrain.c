@@ -57,7 +57,8 @@ static int report_skill(Model* m, const Config* cfg, const TaskSet* ts, const Ge
     if (evalset_build(&es, ts, eval_seed, n, err, errlen)) return -1;
     RngStream rng = rng_stream(seed, 0, 0, RNG_EVAL);
     double by_task[TASK_N_IDS], tagged[TASK_N_IDS];
-    double pass1 = evaluation_run(m, gen, &es, &rng, by_task, tagged);
+    PromptCodec codec = prompt_codec_byte();
+    double pass1 = evaluation_run(m, &codec, gen, &es, &rng, by_task, tagged);
     fprintf(out,
             "warm-up skill (pass@1, temperature %.2f, on the held-out set of %d questions: run.eval_seed %llu, digest "
             "%016llx):\n",

@@ -17,8 +17,9 @@ struct ModelFamily {
     const char* name; /* as model.family writes it */
     int n_tensors;    /* <= MODEL_MAX_TENSORS */
     const char* const* tensor_names;
-    /* The target that marks "no target" in a PackedBatch (its log-prob is 0). */
-    int no_target;
+    /* Its sequences' framing tokens (TokenRoles in gpt.h); roles.none marks "no target" in a
+     * PackedBatch (its log-prob is 0). */
+    TokenRoles roles;
     /* Validates a shape of this family: 0, or -1 with a reason in err. */
     int (*check)(const GPTConfig* cfg, char* err, size_t errlen);
     /* Floats of each tensor (n_tensors entries; a tensor the shape lacks has 0). */

@@ -168,6 +168,7 @@ Model* model_create_empty(const GPTConfig* cfg, const ModelBackend* backend, con
     m->cfg = *cfg;
     m->family = family;
     m->n_tensors = family->n_tensors;
+    m->roles = family->roles;
     family->tensor_sizes(cfg, m->tensor_sizes);
     for (int i = 0; i < m->n_tensors; i++) m->num_params += m->tensor_sizes[i];
     m->params_memory = callocCheck(m->num_params, sizeof(float));
@@ -241,7 +242,7 @@ long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb) {
 
 int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen) {
     const GPTConfig* c = &m->cfg;
-    int none = m->family->no_target;
+    int none = m->roles.none;
     if (pb->n_tokens < 1 || pb->n_tokens > m->cap.max_tokens)
         return set_error(err, errlen, "%d tokens: expected 1..%d (the model's capacity)", pb->n_tokens, m->cap.max_tokens);
     int covered = 0;
@@ -339,7 +340,7 @@ const ModelFamily MODEL_FAMILY_BYTE_GPT_TABLE = {
     .name = "byte_gpt",
     .n_tensors = GPT_NUM_TENSORS,
     .tensor_names = GPT_TENSOR_NAMES,
-    .no_target = TOK_PAD,
+    .roles = {.start = TOK_BOS, .end = TOK_EOS, .none = TOK_PAD},
     .check = byte_gpt_check,
     .tensor_sizes = byte_gpt_tensor_sizes,
     .init_weights = byte_gpt_init_weights,

@@ -94,7 +94,7 @@ typedef struct {
 typedef struct {
     int n_tokens;
     const int* inputs;  /* (N) */
-    const int* targets; /* (N): the token each position predicts; the family's no_target (byte_gpt:
+    const int* targets; /* (N): the token each position predicts; the model's roles.none (byte_gpt:
                            TOK_PAD; llama: -1) = none */
     int n_segments;
     const Segment* segs;
@@ -174,10 +174,19 @@ typedef struct {
 
 typedef struct ModelFamily ModelFamily;
 
+/* The tokens a family frames its sequences with: start is put before every prompt (-1: none),
+ * end closes a completion (what supervised training appends, what generation stops at; -1:
+ * none yet), none marks a target that carries no loss. byte_gpt: TOK_BOS, TOK_EOS, TOK_PAD;
+ * llama: no start, the tokenizer's end of turn (set when its tokenizer is loaded), -1. */
+typedef struct {
+    int start, end, none;
+} TokenRoles;
+
 struct Model {
     GPTConfig cfg;
     const ModelFamily* family; /* cfg.family's table (model/family.h) */
     int n_tensors;             /* family->n_tensors */
+    TokenRoles roles;          /* family->roles, until a loader knows better */
     size_t tensor_sizes[MODEL_MAX_TENSORS];
     size_t num_params;
     float* params_memory; /* host; the CPU backend computes on these directly */

@@ -45,6 +45,10 @@ int hf_model_open(HfModel* out, const char* dir, const ModelBackend* device, con
         hf_model_close(out);
         return -1;
     }
+    if (out->tokenizer) { /* a chat model ends its turn with <|im_end|>; a base model its text */
+        int end = tokenizer_token_id(out->tokenizer, "<|im_end|>");
+        out->model->roles.end = end >= 0 ? end : tokenizer_token_id(out->tokenizer, "<|endoftext|>");
+    }
     return 0;
 }
 

@@ -10,13 +10,22 @@
 #include "core/rng.h"
 #include "model/family.h"
 #include "model/llama_loop.h"
+#ifdef SAPO_HAVE_CUDA
+#include "cuda_backend.h" /* MODEL_BACKEND_LLAMA_CUDA */
+#endif
 
 const char* const LLAMA_TENSOR_NAMES[LLAMA_NUM_TENSORS] = {"embed", "qkvw",    "qkvb",  "ow",    "ob",    "ln1w",
                                                            "ln2w",  "gateupw", "downw", "normw", "lmhead"};
 
 extern const ModelBackend MODEL_BACKEND_LLAMA_CPU;
 
-static const ModelBackend* const LLAMA_BACKENDS[] = {&MODEL_BACKEND_LLAMA_CPU, NULL};
+static const ModelBackend* const LLAMA_BACKENDS[] = {
+    &MODEL_BACKEND_LLAMA_CPU,
+#ifdef SAPO_HAVE_CUDA
+    &MODEL_BACKEND_LLAMA_CUDA,
+#endif
+    NULL,
+};
 
 static int llama_check(const GPTConfig* c, char* err, size_t errlen) {
     if (c->n_layer < 1 || c->n_layer > 256) return set_error(err, errlen, "n_layer = %d: expected 1..256", c->n_layer);
@@ -113,7 +122,7 @@ const ModelFamily MODEL_FAMILY_LLAMA_TABLE = {
     .name = "llama",
     .n_tensors = LLAMA_NUM_TENSORS,
     .tensor_names = LLAMA_TENSOR_NAMES,
-    .no_target = -1,
+    .roles = {.start = -1, .end = -1, .none = -1},
     .check = llama_check,
     .tensor_sizes = llama_tensor_sizes,
     .init_weights = llama_init_weights,

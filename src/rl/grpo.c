@@ -32,14 +32,14 @@ int grpo_advantages(const float* rewards, int L, float* adv) {
 float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, GrpoLossStats* st) {
     long count = tk->norm;
     if (count <= 0)
-        for (int i = 0; i < tk->n; i++) count += tk->targets[i] != TOK_PAD;
+        for (int i = 0; i < tk->n; i++) count += tk->targets[i] != tk->none;
     double loss = 0.0, kl_sum = 0.0, is_sum = 0.0;
     int clipped = 0, is_tokens = 0, is_capped = 0;
     float inv = count ? 1.0f / (float)count : 0.0f;
     float lo = 1.0f - gc->eps_low, hi = 1.0f + gc->eps_high;
     for (int i = 0; i < tk->n; i++) {
         dlp[i] = 0.0f;
-        if (tk->targets[i] == TOK_PAD) continue;
+        if (tk->targets[i] == tk->none) continue;
         float a = tk->adv[i], lp = tk->lp[i];
         float ratio = tk->old ? grpo_exp(gc, lp - tk->old[i]) : 1.0f;
         float w = 1.0f;
@@ -170,7 +170,8 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
             }
             if (use_ref) gather_loss_tokens(&t->pk, t->ref_mb, t->ref_all);
             GrpoTokens tk = {.lp = t->lp, .old = epoch == 0 ? NULL : t->old_mb, .ref = use_ref ? t->ref_mb : NULL,
-                             .behaviour = t->pk.behaviour, .targets = pb->targets, .adv = t->pk.weight,
+                             .behaviour = t->pk.behaviour, .targets = pb->targets, .none = t->pk.roles.none,
+                             .adv = t->pk.weight,
                              .n = pb->n_tokens, .norm = total};
             GrpoLossStats ls;
             float loss = grpo_loss_grad(&tk, gc, t->dlp, &ls);

@@ -50,7 +50,8 @@ typedef struct {
     const float* old;       /* at the start of the step (NULL: this is the first epoch, ratio 1) */
     const float* ref;       /* the reference model's (NULL: no KL) */
     const float* behaviour; /* the sampler's log-probs; NaN where none (NULL: none at all) */
-    const int* targets;     /* TOK_PAD: no loss */
+    const int* targets;     /* `none`: no loss */
+    int none;               /* the model's roles.none (byte_gpt: TOK_PAD) */
     const float* adv;       /* the row's advantage at every position */
     int n;
     long norm;              /* N below: the whole batch's loss tokens; 0 = those here */
@@ -66,7 +67,7 @@ typedef struct {
 /* The per-token loss and its gradient d(loss)/d(logprob):
  * loss = -(1/N) sum_t w_t min(ratio_t A_t, clip(ratio_t) A_t) + kl * (1/N) sum_t k3_t,
  * ratio_t = exp(lp_t - old_t), k3_t = exp(ref_t - lp_t) - (ref_t - lp_t) - 1, the sums over
- * targets != TOK_PAD; w_t = min(exp(prox_t - mu_t), tis_cap) where the token has a behaviour
+ * targets != none; w_t = min(exp(prox_t - mu_t), tis_cap) where the token has a behaviour
  * log-prob mu_t and tis_cap > 0 (prox_t = old_t, or lp_t in the first epoch; w_t is a
  * constant, not differentiated), else 1. Writes dlp; returns the loss; st may be NULL. */
 float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, GrpoLossStats* st);

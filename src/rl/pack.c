@@ -1,7 +1,8 @@
-/* Packing of training groups into micro-batches (see pack.h). A sequence is [BOS] prompt
- * completion [EOS]; the prompt segment holds its first 1 + prompt_len - 1 tokens (BOS and all
- * prompt bytes but the last), every completion segment starts with the last prompt byte, so
- * it predicts the completion's first byte from there, exactly as an unshared row would. */
+/* Packing of training groups into micro-batches (see pack.h). A sequence is [start] prompt
+ * completion [end] (the model's TokenRoles; byte_gpt: BOS and EOS); the prompt segment holds
+ * all of [start] prompt but its last token, every completion segment starts with that last
+ * token, so it predicts the completion's first token from there, exactly as an unshared row
+ * would. */
 #include "rl/pack.h"
 
 #include <math.h>
@@ -10,30 +11,53 @@
 
 #include "core/check.h"
 
-/* How a group is cut to fit n_ctx: completions keep at most n_ctx - eos bytes; the prompt
- * loses its beginning until its longest completion fits (as an unshared row of n_ctx would,
- * for that completion). */
+int train_completion_len(const TrainGroup* g, int c) {
+    return g->prompt_ids ? g->completion_lens[c] : (int)strlen(g->completions[c]);
+}
+static int completion_token(const TrainGroup* g, int c, int i) {
+    return g->prompt_ids ? g->completion_ids[c][i] : ((const unsigned char*)g->completions[c])[i];
+}
+static int prompt_len(const TrainGroup* g) { return g->prompt_ids ? g->prompt_len : (int)strlen(g->prompt); }
+static int prompt_token(const TrainGroup* g, int i) {
+    return g->prompt_ids ? g->prompt_ids[i] : ((const unsigned char*)g->prompt)[i];
+}
+
+/* How a group is cut to fit n_ctx: completions keep at most n_ctx - eos tokens; the prompt
+ * loses its beginning (after the start token) until its longest completion fits (as an
+ * unshared row of n_ctx would, for that completion). The kept sequence's prompt part is
+ * [start] prompt[skip..): `seg` tokens in the prompt segment, then one that opens each
+ * completion segment. */
 typedef struct {
-    const unsigned char* prompt; /* the kept tail */
-    int keep_p;
+    int skip;  /* prompt tokens cut from the front */
+    int keep_p; /* prompt tokens kept */
+    int seg;   /* the prompt segment's length: [start] + keep_p - 1 */
 } GroupCut;
 
-static int kept_completion(const char* c, int n_ctx, int eos) {
-    int clen = (int)strlen(c), room = n_ctx - eos;
+static int kept_completion(const TrainGroup* g, int c, int n_ctx, int eos) {
+    int clen = train_completion_len(g, c), room = n_ctx - eos;
     return clen < room ? clen : room;
 }
 
-static GroupCut cut_group(const TrainGroup* g, int n_ctx, int eos) {
-    int longest = 0;
+static GroupCut cut_group(const TrainGroup* g, const TokenRoles* roles, int n_ctx, int eos) {
+    int longest = 0, has_start = roles->start >= 0;
     for (int c = 0; c < g->n; c++) {
-        int k = kept_completion(g->completions[c], n_ctx, eos) + eos;
+        int k = kept_completion(g, c, n_ctx, eos) + eos;
         if (k > longest) longest = k;
     }
-    int plen = (int)strlen(g->prompt), room = n_ctx - longest;
+    int plen = prompt_len(g), room = n_ctx - longest + 1 - has_start;
     GroupCut cut = {.keep_p = plen < room ? plen : room};
     if (cut.keep_p < 0) cut.keep_p = 0;
-    cut.prompt = (const unsigned char*)g->prompt + (plen - cut.keep_p);
+    if (!has_start && cut.keep_p < 1)
+        sapo_die("training: a group needs at least one prompt token (the model has no start token)");
+    cut.skip = plen - cut.keep_p;
+    cut.seg = has_start + cut.keep_p - 1;
     return cut;
+}
+
+/* Token i of the kept [start] prompt. */
+static int framed_prompt_token(const TrainGroup* g, const GroupCut* cut, const TokenRoles* roles, int i) {
+    if (roles->start >= 0) return i == 0 ? roles->start : prompt_token(g, cut->skip + i - 1);
+    return prompt_token(g, cut->skip + i);
 }
 
 void packer_init(Packer* pk, const Model* m, int max_tokens, int append_eos) {
@@ -44,6 +68,8 @@ void packer_init(Packer* pk, const Model* m, int max_tokens, int append_eos) {
     pk->n_head = m->cfg.n_head;
     pk->n_ctx = m->cfg.n_ctx;
     pk->append_eos = append_eos;
+    pk->roles = m->roles;
+    if (append_eos && pk->roles.end < 0) sapo_die("supervised training: the model has no end token to train");
     pk->logit_scale = 1.0f;
     pk->inputs = mallocCheck((size_t)pk->cap_tokens * sizeof(int));
     pk->targets = mallocCheck((size_t)pk->cap_tokens * sizeof(int));
@@ -66,17 +92,17 @@ void packer_free(Packer* pk) {
 long pack_count_loss_tokens(const TrainGroup* groups, int n_groups, int n_ctx, int append_eos) {
     long total = 0;
     for (int g = 0; g < n_groups; g++)
-        for (int c = 0; c < groups[g].n; c++) total += kept_completion(groups[g].completions[c], n_ctx, append_eos) + append_eos;
+        for (int c = 0; c < groups[g].n; c++) total += kept_completion(&groups[g], c, n_ctx, append_eos) + append_eos;
     return total;
 }
 
-/* Appends the prompt segment of a group: BOS and the kept prompt but its last byte. */
-static void put_prompt(Packer* pk, const GroupCut* cut) {
+/* Appends the prompt segment of a group: [start] and the kept prompt but its last token. */
+static void put_prompt(Packer* pk, const TrainGroup* g, const GroupCut* cut) {
     PackedBatch* pb = &pk->pb;
-    int start = pb->n_tokens, n = cut->keep_p;
+    int start = pb->n_tokens, n = cut->seg;
     for (int i = 0; i < n; i++) {
-        pk->inputs[start + i] = i == 0 ? TOK_BOS : cut->prompt[i - 1];
-        pk->targets[start + i] = TOK_PAD;
+        pk->inputs[start + i] = framed_prompt_token(g, cut, &pk->roles, i);
+        pk->targets[start + i] = pk->roles.none;
         pk->weight[start + i] = 0.0f;
         pk->behaviour[start + i] = NAN;
         pk->loss_id[start + i] = -1;
@@ -85,17 +111,16 @@ static void put_prompt(Packer* pk, const GroupCut* cut) {
     pb->n_tokens += n;
 }
 
-/* Appends one completion segment continuing prompt segment `prefix` (-1 = none). */
-static void put_completion(Packer* pk, const GroupCut* cut, const char* text, const float* behaviour, int kept,
-                           float w, int prefix, PackCursor* cur) {
+/* Appends completion c of g as a segment continuing prompt segment `prefix` (-1 = none). */
+static void put_completion(Packer* pk, const TrainGroup* g, const GroupCut* cut, int c, const float* behaviour,
+                           int kept, float w, int prefix, PackCursor* cur) {
     PackedBatch* pb = &pk->pb;
-    const unsigned char* c = (const unsigned char*)text;
     int start = pb->n_tokens, eos = pk->append_eos, n = kept + eos;
     for (int i = 0; i < n; i++) {
-        /* input: the last prompt token (the BOS when the prompt is empty), then the completion */
-        int in = i > 0 ? c[i - 1] : cut->keep_p > 0 ? cut->prompt[cut->keep_p - 1] : TOK_BOS;
+        /* input: the last token of [start] prompt, then the completion */
+        int in = i > 0 ? completion_token(g, c, i - 1) : framed_prompt_token(g, cut, &pk->roles, cut->seg);
         pk->inputs[start + i] = in;
-        pk->targets[start + i] = i < kept ? c[i] : TOK_EOS;
+        pk->targets[start + i] = i < kept ? completion_token(g, c, i) : pk->roles.end;
         pk->weight[start + i] = w;
         pk->behaviour[start + i] = behaviour && i < kept ? behaviour[i] : NAN;
         pk->loss_id[start + i] = cur->loss_tokens++;
@@ -116,11 +141,11 @@ int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cu
             cur->completion = 0;
             continue;
         }
-        GroupCut cut = cut_group(g, pk->n_ctx, eos);
-        long p = cut.keep_p;
+        GroupCut cut = cut_group(g, &pk->roles, pk->n_ctx, eos);
+        long p = cut.seg;
         int prompt_here = 0, prefix = -1;
         for (int c = cur->completion; c < g->n; c++) {
-            int kept = kept_completion(g->completions[c], pk->n_ctx, eos);
+            int kept = kept_completion(g, c, pk->n_ctx, eos);
             long n = kept + eos;
             if (n == 0) { /* nothing to learn from: an empty completion without EOS */
                 cur->completion = c + 1;
@@ -138,11 +163,11 @@ int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cu
             }
             if (!prompt_here && p > 0) {
                 prefix = pb->n_segments;
-                put_prompt(pk, &cut);
+                put_prompt(pk, g, &cut);
             }
             prompt_here = 1;
-            put_completion(pk, &cut, g->completions[c], g->behaviour ? g->behaviour[c] : NULL, kept,
-                           g->weights ? g->weights[c] : 1.0f, prefix, cur);
+            put_completion(pk, g, &cut, c, g->behaviour ? g->behaviour[c] : NULL, kept, g->weights ? g->weights[c] : 1.0f,
+                           prefix, cur);
             att += add_att;
             cur->completion = c + 1;
         }

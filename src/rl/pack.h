@@ -8,15 +8,22 @@
 
 #include "model/gpt.h"
 
-/* A prompt and n completions that share it. */
+/* A prompt and n completions that share it, as text (a byte-level model's tokens are its
+ * bytes) or, when prompt_ids is set, as the model's token ids (a BPE model's: the text
+ * fields are then not read). Neither holds the model's start or end token (TokenRoles):
+ * the packer adds them. */
 typedef struct {
     const char* prompt;
     int n;
     const char* const* completions;
     const float* weights; /* per completion (an advantage, a loss weight); NULL = 1 */
-    /* per completion, the sampler's log-prob of each byte (a received group's behaviour
+    /* per completion, the sampler's log-prob of each token (a received group's behaviour
      * log-probs, for an importance correction); NULL, or NULL entries: none */
     const float* const* behaviour;
+    const int* prompt_ids; /* NULL: the tokens are the bytes of prompt and completions */
+    int prompt_len;
+    const int* const* completion_ids;
+    const int* completion_lens;
 } TrainGroup;
 
 /* Where packing stands: the next completion to pack. */
@@ -30,6 +37,7 @@ typedef struct {
     long cap_att;
     int n_head, n_ctx;
     int append_eos; /* train the end of text (supervised) or not (RL) */
+    TokenRoles roles; /* the model's: its start, end and no-target tokens */
     float logit_scale; /* copied into every micro-batch (PackedBatch.logit_scale); 1 by default */
     PackedBatch pb; /* points into the arrays below */
     int *inputs, *targets;
@@ -46,6 +54,8 @@ void packer_free(Packer* pk);
 
 /* Loss-carrying tokens of the whole batch (what a token-level loss divides by). */
 long pack_count_loss_tokens(const TrainGroup* groups, int n_groups, int n_ctx, int append_eos);
+/* The token of completion c at i, and its length, whichever form the group holds. */
+int train_completion_len(const TrainGroup* g, int c);
 
 /* Packs the next micro-batch from cur on into pk->pb and advances cur; returns 0 when every
  * completion is packed. Dies with a clear message when a single prompt and completion

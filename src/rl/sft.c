@@ -65,7 +65,7 @@ float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* l
         const PackedBatch* pb = &pk->pb;
         model_forward_packed(m, pb, lp);
         for (int i = 0; i < pb->n_tokens; i++) {
-            int on = pb->targets[i] != TOK_PAD;
+            int on = pb->targets[i] != pk->roles.none;
             if (on) loss -= lp[i];
             dlp[i] = on ? -1.0f / (float)total : 0.0f;
         }

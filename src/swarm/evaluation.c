@@ -8,8 +8,8 @@
 #include "model/tokenizer.h"
 #include "tasks/answer.h"
 
-double evaluation_run(Model* m, const GenConfig* gen, const EvalSet* es, RngStream* rng, double by_task[TASK_N_IDS],
-                      double tagged_by_task[TASK_N_IDS]) {
+double evaluation_run(Model* m, const PromptCodec* codec, const GenConfig* gen, const EvalSet* es, RngStream* rng,
+                      double by_task[TASK_N_IDS], double tagged_by_task[TASK_N_IDS]) {
     int n = es->n, n_ctx = m->cfg.n_ctx, max_new = gen->max_new_tokens, rows = n > 0 ? n : 1;
     int* prompts = mallocCheck(sizeof(int) * (size_t)rows * n_ctx);
     int* prompt_lens = mallocCheck(sizeof(int) * rows);
@@ -18,9 +18,9 @@ double evaluation_run(Model* m, const GenConfig* gen, const EvalSet* es, RngStre
     float* logprobs = mallocCheck(sizeof(float) * (size_t)rows * max_new);
     char** texts = mallocCheck(sizeof(char*) * rows);
     for (int i = 0; i < n; i++)
-        prompt_lens[i] = tok_encode_prompt(es->prompts[i], prompts + (size_t)i * n_ctx, n_ctx - max_new);
+        prompt_lens[i] = prompt_codec_encode(codec, es->prompts[i], prompts + (size_t)i * n_ctx, n_ctx - max_new);
     if (n > 0) model_generate_groups_logprobs(m, prompts, n_ctx, prompt_lens, n, 1, gen, rng, tokens, lens, logprobs);
-    for (int i = 0; i < n; i++) texts[i] = tok_decode(tokens + (size_t)i * max_new, lens[i]);
+    for (int i = 0; i < n; i++) texts[i] = prompt_codec_text(codec, tokens + (size_t)i * max_new, lens[i]);
     double pass1 = evalset_score(es, texts, by_task);
     if (tagged_by_task) {
         double tagged[TASK_N_IDS] = {0};

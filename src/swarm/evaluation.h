@@ -7,15 +7,17 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
+#include "model/prompt_codec.h"
 #include "model/gpt.h"
 #include "swarm/evalset.h"
 
 /* Answers es's questions with m (all of them in one call, the model splitting them into
  * chunks of its capacity), sampling from rng with gen (gen->stop as the swarm sets it).
+ * The model reads each prompt and its answers are read back through codec (its tokenizer's).
  * Returns pass@1, the mean reward over the questions (NaN for an empty set); by_task gets
  * the mean per task id (NaN for a task the set does not ask); tagged_by_task, when not NULL,
  * the share of answers per task id holding an <answer> tag. */
-double evaluation_run(Model* m, const GenConfig* gen, const EvalSet* es, RngStream* rng, double by_task[TASK_N_IDS],
-                      double tagged_by_task[TASK_N_IDS]);
+double evaluation_run(Model* m, const PromptCodec* codec, const GenConfig* gen, const EvalSet* es, RngStream* rng,
+                      double by_task[TASK_N_IDS], double tagged_by_task[TASK_N_IDS]);
 
 #endif

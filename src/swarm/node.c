@@ -13,12 +13,30 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
+#include "model/family.h"
+#include "model/hf_model.h"
 #include "model/tokenizer.h"
 #include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
 #include "swarm/node_gpu.h"
 #include "tasks/answer.h"
+
+/* The node's policy (or reference) model: a random byte-level GPT, or a llama node's Hugging
+ * Face directory (whose tokenizer the node keeps when want_tokenizer). */
+static int node_open_model(SwarmNode* n, const GPTConfig* g, const ModelBackend* backend, uint64_t seed,
+                           int want_tokenizer, Model** out, char* err, size_t errlen) {
+    if (n->set.family != MODEL_FAMILY_LLAMA) {
+        *out = model_create_cap(g, backend, &n->cap, seed);
+        return 0;
+    }
+    HfModel h;
+    if (hf_model_open(&h, n->set.hf_dir, backend, &n->cap, g->n_ctx, g->deterministic, 1, err, errlen)) return -1;
+    *out = h.model;
+    if (want_tokenizer) n->tok = h.tokenizer;
+    else tokenizer_free(h.tokenizer);
+    return 0;
+}
 
 SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
@@ -53,24 +71,33 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     n->max_prompts = I > eval_questions ? I : eval_questions;
     if (n->max_prompts < 1) n->max_prompts = 1;
     n->max_rows = rows > eval_questions ? rows : eval_questions;
-    n->policy = model_create_cap(&g, backend, &n->cap, init_seed);
     const char* init = n->set.init;
-    if (*init && checkpoint_load(n->policy, init, 0, err, errlen)) {
+    if (node_open_model(n, &g, backend, init_seed, 1, &n->policy, err, errlen) ||
+        (*init && checkpoint_load(n->policy, init, 0, err, errlen))) {
         node_free(n);
         return NULL;
     }
     if (n->set.grpo.kl > 0.0f) {
-        n->ref = model_create_cap(&g, backend, &n->cap, init_seed);
-        if (*init && checkpoint_load(n->ref, init, 0, err, errlen)) {
+        if (node_open_model(n, &g, backend, init_seed, 0, &n->ref, err, errlen) ||
+            (*init && checkpoint_load(n->ref, init, 0, err, errlen))) {
             node_free(n);
             return NULL;
         }
+    }
+    if (n->tok) { /* answers end at the chat's end of turn, and at </answer> in the decoded text */
+        n->codec = prompt_codec_chat(n->tok, PROMPT_CODEC_SYSTEM);
+        n->set.gen.stop_ids = n->codec.stops;
+        n->set.gen.n_stop_ids = n->codec.stops[1] >= 0 ? 2 : 1;
+        n->set.gen.tokenizer = n->tok;
+    } else {
+        n->codec = prompt_codec_byte();
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->set.gen.max_new_tokens);
     n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
+    n->own_rows = mallocCheck(sizeof(int*) * n->max_rows);
     n->out_logprobs = mallocCheck(sizeof(float) * n->max_rows * n->set.gen.max_new_tokens);
     return n;
 }
@@ -82,6 +109,7 @@ void node_free(SwarmNode* n) {
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
     model_free(n->ref);
+    if (n->tok) tokenizer_free(n->tok);
     evalset_free(&n->eval);
     taskset_free(&n->tasks);
     pool_free(&n->pool);
@@ -89,6 +117,7 @@ void node_free(SwarmNode* n) {
     free(n->prompt_lens);
     free(n->out_tokens);
     free(n->out_lens);
+    free(n->own_rows);
     free(n->out_logprobs);
     free(n);
 }
@@ -119,13 +148,16 @@ static void generate_texts(SwarmNode* n, char* const* prompts, int n_prompts, in
                            float** lps) {
     int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens, max_prompt = n_ctx - max_new;
     for (int p = 0; p < n_prompts; p++)
-        n->prompt_lens[p] = tok_encode_prompt(prompts[p], n->prompt_tokens + (size_t)p * n_ctx, max_prompt);
+        n->prompt_lens[p] = prompt_codec_encode(&n->codec, prompts[p], n->prompt_tokens + (size_t)p * n_ctx, max_prompt);
     model_generate_groups_logprobs(n->policy, n->prompt_tokens, n_ctx, n->prompt_lens, n_prompts, L, &n->set.gen, rng,
                                    n->out_tokens, n->out_lens, n->out_logprobs);
     for (int r = 0; r < n_prompts * L; r++) {
         const int* toks = n->out_tokens + (size_t)r * max_new;
-        texts[r] = tok_decode(toks, n->out_lens[r]);
-        if (lps) lps[r] = text_logprobs(toks, n->out_logprobs + (size_t)r * max_new, n->out_lens[r], strlen(texts[r]));
+        texts[r] = prompt_codec_text(&n->codec, toks, n->out_lens[r]);
+        /* per-byte log-probs exist only where a token is a byte; a BPE node's travel per token */
+        if (lps) lps[r] = n->tok ? NULL
+                                 : text_logprobs(toks, n->out_logprobs + (size_t)r * max_new, n->out_lens[r],
+                                                 strlen(texts[r]));
     }
 }
 
@@ -305,6 +337,66 @@ static void round_select(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_SHORTFALL] = J - s->used;
 }
 
+/* A BPE node trains token ids, never bytes of text. */
+typedef struct {
+    int** prompt;     /* (used) each external group's prompt, as this node frames it */
+    int* prompt_len;
+    int** comp;       /* (used * width) each completion re-encoded */
+    int* comp_len;
+    int** comp_ptrs;  /* views for TrainGroup.completion_ids */
+    int width;
+} TokenGroups;
+
+static void token_groups_init(TokenGroups* t, int used, int width) {
+    size_t u = used > 0 ? (size_t)used : 1, w = (size_t)width;
+    t->prompt = callocCheck(u, sizeof(int*));
+    t->prompt_len = callocCheck(u, sizeof(int));
+    t->comp = callocCheck(u * w, sizeof(int*));
+    t->comp_len = callocCheck(u * w, sizeof(int));
+    t->width = width;
+}
+
+static void token_groups_free(TokenGroups* t, int used) {
+    for (int e = 0; e < used; e++) {
+        free(t->prompt[e]);
+        for (int c = 0; c < t->width; c++) free(t->comp[(size_t)e * t->width + c]);
+    }
+    free(t->prompt);
+    free(t->prompt_len);
+    free(t->comp);
+    free(t->comp_len);
+}
+
+/* Own group i: the prompt ids generation read and the ids it sampled. */
+static void own_token_group(SwarmNode* n, int i, int L, GrpoGroup* g) {
+    int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens;
+    g->prompt_ids = n->prompt_tokens + (size_t)i * n_ctx;
+    g->prompt_len = n->prompt_lens[i];
+    /* row pointers into out_tokens, kept in own_rows while the round trains */
+    g->completion_ids = (const int* const*)(n->own_rows + (size_t)i * L);
+    g->completion_lens = n->out_lens + (size_t)i * L;
+    for (int c = 0; c < L; c++) n->own_rows[(size_t)i * L + c] = n->out_tokens + ((size_t)i * L + c) * max_new;
+}
+
+/* External group e: its prompt framed as this node frames its own, its completions' texts
+ * re-encoded with this node's tokenizer (ratio 1: a behaviour log-prob per byte belongs to
+ * no token of ours). */
+static void external_token_group(SwarmNode* n, TokenGroups* t, int e, const char* prompt, const RolloutGroup* rg,
+                                 GrpoGroup* g) {
+    int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens;
+    t->prompt[e] = mallocCheck((size_t)n_ctx * sizeof(int));
+    t->prompt_len[e] = prompt_codec_encode(&n->codec, prompt, t->prompt[e], n_ctx - max_new);
+    for (int c = 0; c < rg->n_completions; c++) {
+        size_t k = (size_t)e * t->width + c;
+        prompt_codec_encode_text(&n->codec, rg->completions[c], &t->comp[k], &t->comp_len[k]);
+    }
+    g->prompt_ids = t->prompt[e];
+    g->prompt_len = t->prompt_len[e];
+    g->completion_ids = (const int* const*)(t->comp + (size_t)e * t->width);
+    g->completion_lens = t->comp_len + (size_t)e * t->width;
+    g->behaviour = NULL;
+}
+
 /* train: GRPO advantages of the I own and the used external groups, and one GRPO step. */
 static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     int I = s->I, L = s->L, used = s->used, n_ctx = n->policy->cfg.n_ctx;
@@ -316,6 +408,8 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     }
     GrpoGroup* groups = mallocCheck(sizeof(GrpoGroup) * n_groups);
     char** ext_prompts = mallocCheck(sizeof(char*) * (used > 0 ? used : 1));
+    TokenGroups tg = {0};
+    if (n->tok) token_groups_init(&tg, used, width);
     float* adv = mallocCheck(sizeof(float) * (size_t)n_groups * width);
     double train_sum = s->own_sum;
     for (int i = 0; i < I; i++) {
@@ -325,6 +419,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
                                 .n = L,
                                 .completions = (const char* const*)s->texts + (size_t)i * L,
                                 .weights = a};
+        if (n->tok) own_token_group(n, i, L, &groups[i]); /* the ids sampled, as sampled */
     }
     for (int e = 0; e < used; e++) {
         const PoolGroup* pg = &n->pool.items[s->chosen[e]];
@@ -344,6 +439,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
                                     .behaviour = n->set.external == EXTERNAL_TIS
                                                      ? (const float* const*)pg->group.logprobs
                                                      : NULL};
+        if (n->tok) external_token_group(n, &tg, e, ext_prompts[e], &pg->group, &groups[I + e]);
         for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
@@ -357,6 +453,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_KL] = st.kl;
     rec->m[RM_TRAIN_TOKENS] = st.tokens;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
+    if (n->tok) token_groups_free(&tg, used);
     free(ext_prompts);
     free(groups);
     free(adv);
@@ -368,7 +465,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
  * into rec. */
 static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
-    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->set.gen, &n->eval, &rng, rec->eval_by_task, NULL);
+    rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->codec, &n->set.gen, &n->eval, &rng, rec->eval_by_task, NULL);
 }
 
 void node_round(SwarmNode* n, int round, RoundRecord* rec) {

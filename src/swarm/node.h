@@ -17,6 +17,7 @@
 #include "swarm/netem.h"
 #include "swarm/node_fault.h"
 #include "swarm/node_settings.h"
+#include "model/prompt_codec.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
@@ -31,6 +32,8 @@ typedef struct {
     TaskSet tasks;
     Model* policy;
     Model* ref;             /* frozen initial policy, only when grpo.kl > 0 */
+    Tokenizer* tok;         /* a llama node's BPE tokenizer (model.hf_dir); NULL: byte-level */
+    PromptCodec codec;      /* how the policy reads prompts and how its tokens become text */
     GrpoTrainer* trainer;
     Pool pool;
     Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (transport.h) */
@@ -44,6 +47,7 @@ typedef struct {
     int* prompt_lens;
     int* out_tokens;        /* (max_rows, max_new_tokens) */
     int* out_lens;
+    int** own_rows;         /* (max_rows) views of out_tokens rows, for a BPE node's training */
     float* out_logprobs;    /* (max_rows, max_new_tokens) the sampler's log-prob of each token */
     char dump_dir[512];     /* run.dump_messages: where each round's sent message is written; "" = none */
 } SwarmNode;

@@ -1,11 +1,15 @@
 /* A node's settings before it exists: the checks that would stop a run later
  * (swarm_config_check, node_init_verify) and what a node will hold (node_model_capacity,
  * node_memory_estimate). Declared in node.h. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/check.h"
 #include "model/checkpoint.h"
 #include "model/family.h"
+#include "model/hf_model.h"
 #include "swarm/node.h"
 
 /* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
@@ -19,6 +23,23 @@ static int init_verify(const Config* cfg, int k, int body, char* err, size_t err
     char why[512];
     if (*ns.init && checkpoint_verify(ns.init, &ns.model, body, NULL, why, sizeof why))
         return set_error(err, errlen, "node %d: model.init: %s", k, why);
+    return 0;
+}
+
+/* A llama node needs a readable Hugging Face directory with its tokenizer. */
+static int llama_node_check(const NodeSettings* ns, int k, char* err, size_t errlen) {
+    char why[512];
+    GPTConfig h;
+    if (!*ns->hf_dir) return set_error(err, errlen, "node %d: model.family = llama needs model.hf_dir (a Hugging Face directory)", k);
+    if (hf_model_shape(ns->hf_dir, ns->model.n_ctx, 0, &h, why, sizeof why))
+        return set_error(err, errlen, "node %d: model.hf_dir: %s", k, why);
+    size_t n = strlen(ns->hf_dir) + 32;
+    char* path = mallocCheck(n);
+    snprintf(path, n, "%s/tokenizer.json", ns->hf_dir);
+    struct stat st;
+    int there = stat(path, &st) == 0;
+    free(path);
+    if (!there) return set_error(err, errlen, "node %d: model.hf_dir %s has no tokenizer.json", k, ns->hf_dir);
     return 0;
 }
 
@@ -43,11 +64,7 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
         if (J > 0 && n_nodes < 2)
             return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
-        if (ns.family != MODEL_FAMILY_BYTE_GPT)
-            return set_error(err, errlen,
-                             "node %d: model.family = %s: swarm nodes run the byte_gpt family so far (`sapo lm` runs "
-                             "Llama/Qwen2 models)",
-                             k, model_family(ns.family)->name);
+        if (ns.family == MODEL_FAMILY_LLAMA && llama_node_check(&ns, k, err, errlen)) return -1;
         GPTConfig g = ns.model;
         long max_new = ns.gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)

@@ -1,6 +1,8 @@
 /* The swarm layer's settings read from the configuration (see node_settings.h). */
 #include "swarm/node_settings.h"
 
+#include "model/hf_model.h"
+
 SwarmSettings swarm_settings_read(const Config* cfg) {
     SwarmSettings s = {
         .seed = (uint64_t)config_int(cfg, "swarm.seed"),
@@ -70,6 +72,14 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
         .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
         .slowdown = config_node_float(cfg, k, "net.slowdown"),
     };
+    if (n.family == MODEL_FAMILY_LLAMA) { /* the shape is the directory's, its context cut to model.n_ctx */
+        GPTConfig h;
+        char err[512];
+        if (*n.hf_dir && hf_model_shape(n.hf_dir, n.model.n_ctx, n.model.deterministic, &h, err, sizeof err) == 0)
+            n.model = h;
+        else
+            n.model.family = MODEL_FAMILY_LLAMA; /* swarm_config_check says why */
+    }
     float temperature = n.gen.sampler.temperature;
     int at_gen_temperature = config_enum(cfg, "grpo.train_temperature") == TRAIN_TEMPERATURE_GEN && temperature > 0.0f;
     n.grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),

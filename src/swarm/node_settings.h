@@ -42,7 +42,7 @@ typedef struct {
     GPTConfig model;
     BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
-    ModelFamilyId family;    /* model.family (the shape in .model is byte_gpt's; a llama node's comes from hf_dir) */
+    ModelFamilyId family;    /* model.family; a llama node's .model is its hf_dir's shape, n_ctx cut to model.n_ctx */
     const char* hf_dir;      /* model.hf_dir; "" = none */
     int micro_tokens;
     AdamWConfig adamw;

@@ -108,7 +108,9 @@ int main(int argc, char** argv) {
     static const char* c1[2] = {"xyz1", "uv"};
     static const char* c2[1] = {"q"};
     static const float w0[3] = {1.0f, -0.5f, -0.5f}, w1[2] = {0.7f, -0.7f}, w2[1] = {2.0f};
-    TrainGroup groups[3] = {{"12+3=", 3, c0, w0, NULL}, {"hello", 2, c1, w1, NULL}, {"", 1, c2, w2, NULL}};
+    TrainGroup groups[3] = {{.prompt = "12+3=", .n = 3, .completions = c0, .weights = w0},
+                            {.prompt = "hello", .n = 2, .completions = c1, .weights = w1},
+                            {.prompt = "", .n = 1, .completions = c2, .weights = w2}};
     Packer pk;
     packer_init(&pk, pm, 0, 0);
     PackCursor cur = {0};
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1};
     model_zero_grad(pm);
     model_forward_packed(pm, pb, plp);
-    GrpoTokens tk = {.lp = plp, .targets = pb->targets, .adv = pk.weight, .n = N};
+    GrpoTokens tk = {.lp = plp, .targets = pb->targets, .none = TOK_PAD, .adv = pk.weight, .n = N};
     grpo_loss_grad(&tk, &gc, pdlp, NULL);
     model_backward(pm, pdlp);
     int segs[64 * 3], sd[2] = {nseg, 3};

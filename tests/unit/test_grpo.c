@@ -35,7 +35,7 @@ static void test_loss(void) {
     /* 4 positions, one padded: N = 3 */
     float lp[4] = {-1.0f, -2.0f, -0.5f, -3.0f}, adv[4] = {2.0f, 2.0f, -1.0f, 5.0f}, d[4];
     int tg[4] = {65, 66, 67, TOK_PAD};
-    GrpoTokens tk = {.lp = lp, .targets = tg, .adv = adv, .n = 4};
+    GrpoTokens tk = {.lp = lp, .targets = tg, .none = TOK_PAD, .adv = adv, .n = 4};
     GrpoLossStats ls;
     float loss = grpo_loss_grad(&tk, &gc, d, NULL);
     /* ratio 1: loss = -(2 + 2 - 1) / 3 = -1; dlp = -A / 3 */
@@ -134,7 +134,7 @@ static void test_offpolicy_weights(void) {
     float lp[4] = {-1.0f, -2.0f, -0.5f, -3.0f}, adv[4] = {2.0f, -1.0f, 1.0f, 5.0f}, d[4];
     float mu[4] = {-3.0f, -1.9f, NAN, -1.0f};
     int tg[4] = {65, 66, 67, TOK_PAD};
-    GrpoTokens tk = {.lp = lp, .behaviour = mu, .targets = tg, .adv = adv, .n = 4};
+    GrpoTokens tk = {.lp = lp, .behaviour = mu, .targets = tg, .none = TOK_PAD, .adv = adv, .n = 4};
     GrpoLossStats ls;
     float loss = grpo_loss_grad(&tk, &gc, d, &ls);
     /* w0 = min(e^2, 2) = 2 (capped), w1 = e^-0.1, w2 = 1 (own token) */
@@ -203,7 +203,8 @@ static void test_behaviour_logprobs(void) {
     float adv[G][L] = {{1.0f, -0.5f, -0.5f}, {0.7f, -0.7f, 0.0f}};
     TrainGroup groups[G];
     for (int g = 0; g < G; g++)
-        groups[g] = (TrainGroup){texts[g], L, (const char* const*)comp + g * L, adv[g], (const float* const*)beh + g * L};
+        groups[g] = (TrainGroup){.prompt = texts[g], .n = L, .completions = (const char* const*)comp + g * L,
+                                 .weights = adv[g], .behaviour = (const float* const*)beh + g * L};
     Packer pk;
     packer_init(&pk, m, 0, 0);
     pk.logit_scale = 1.0f / 0.7f;
@@ -257,7 +258,7 @@ static void test_warmup(void) {
     GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
     const char* comp[2] = {"ab", "c"};
     float adv[2] = {1.0f, -1.0f};
-    TrainGroup g = {"x", 2, comp, adv, NULL};
+    TrainGroup g = {.prompt = "x", .n = 2, .completions = comp, .weights = adv, .behaviour = NULL};
     AdamWConfig hp = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
     float moved[2];
     for (int k = 0; k < 2; k++) {

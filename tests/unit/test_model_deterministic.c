@@ -108,7 +108,8 @@ static Model* make(int det, uint64_t seed) {
 
 /* One GRPO-like backward over the two groups packed with shared prompts; log-probs into lp. */
 static int packed_step(Model* m, float* lp, float scale) {
-    TrainGroup g[2] = {{PROMPTS[0], 3, CA, WA, NULL}, {PROMPTS[1], 2, CB, WB, NULL}};
+    TrainGroup g[2] = {{.prompt = PROMPTS[0], .n = 3, .completions = CA, .weights = WA},
+                       {.prompt = PROMPTS[1], .n = 2, .completions = CB, .weights = WB}};
     Packer pk;
     packer_init(&pk, m, 0, 0);
     pk.logit_scale = scale;

@@ -28,9 +28,9 @@ static const char* C2[4] = {"a", "bcdefgh", "<answer>1</answer>", "ijklmnopqrstu
 static const float W0[3] = {1.2f, -0.3f, -0.9f}, W1[2] = {0.7f, -0.7f}, W2[4] = {0.5f, -1.5f, 2.0f, -1.0f};
 
 static void make_groups(TrainGroup g[3]) {
-    g[0] = (TrainGroup){PROMPTS[0], 3, C0, W0, NULL};
-    g[1] = (TrainGroup){PROMPTS[1], 2, C1, W1, NULL};
-    g[2] = (TrainGroup){PROMPTS[2], 4, C2, W2, NULL};
+    g[0] = (TrainGroup){.prompt = PROMPTS[0], .n = 3, .completions = C0, .weights = W0, .behaviour = NULL};
+    g[1] = (TrainGroup){.prompt = PROMPTS[1], .n = 2, .completions = C1, .weights = W1, .behaviour = NULL};
+    g[2] = (TrainGroup){.prompt = PROMPTS[2], .n = 4, .completions = C2, .weights = W2, .behaviour = NULL};
 }
 
 static Model* model_with(int tokens, uint64_t seed) {
@@ -69,7 +69,8 @@ static float packed_grads(Model* m, const TrainGroup* g, int ng, int micro_token
         model_forward_packed(m, &pk.pb, lp);
         for (int i = 0; i < pk.pb.n_tokens; i++)
             if (pk.loss_id[i] >= 0) lp_out[pk.loss_id[i]] = lp[i];
-        GrpoTokens tk = {.lp = lp, .targets = pk.pb.targets, .adv = pk.weight, .n = pk.pb.n_tokens, .norm = total};
+        GrpoTokens tk = {.lp = lp, .targets = pk.pb.targets, .none = TOK_PAD, .adv = pk.weight, .n = pk.pb.n_tokens,
+                         .norm = total};
         loss += grpo_loss_grad(&tk, &gc, dlp, NULL);
         model_backward(m, dlp);
         batches++;
@@ -100,7 +101,7 @@ static float dense_grads(Model* m, const TrainGroup* g, int ng, float* lp_out) {
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1};
     model_zero_grad(m);
     model_forward(m, in, tg, rows, T, lp);
-    GrpoTokens tk = {.lp = lp, .targets = tg, .adv = adv, .n = rows * T};
+    GrpoTokens tk = {.lp = lp, .targets = tg, .none = TOK_PAD, .adv = adv, .n = rows * T};
     float loss = grpo_loss_grad(&tk, &gc, dlp, NULL);
     model_backward(m, dlp);
     int n = 0;
