@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "model/chat_prompt.h"
+#include "model/utf8_text.h"
 
 PromptCodec prompt_codec_byte(void) {
     PromptCodec c = {.tok = NULL, .system = NULL, .stops = {-1, -1}};
@@ -33,6 +34,17 @@ int prompt_codec_encode(const PromptCodec* c, const char* prompt, int* out, int 
     return keep;
 }
 
+int prompt_codec_count(const PromptCodec* c, const char* prompt) {
+    if (!c->tok) return 1 + (int)strlen(prompt);
+    char* chat = chatml_prompt(c->system, prompt);
+    int *ids = NULL, n = 0;
+    char err[256];
+    if (tokenizer_encode(c->tok, chat, strlen(chat), &ids, &n, err, sizeof err)) sapo_die("prompt: %s", err);
+    free(ids);
+    free(chat);
+    return n;
+}
+
 char* prompt_codec_text(const PromptCodec* c, const int* ids, int n) {
     if (!c->tok) return tok_decode(ids, n);
     int k = 0;
@@ -47,6 +59,11 @@ void prompt_codec_encode_text(const PromptCodec* c, const char* text, int** ids,
         *n = tok_encode(text, *ids, (int)len);
         return;
     }
+    /* a byte-level peer may send any bytes: invalid UTF-8 reads as U+FFFD, as the tokenizers
+     * library sees text decoded from bytes */
+    size_t clean_len;
+    char* clean = utf8_lossy(text, len, &clean_len);
     char err[256];
-    if (tokenizer_encode(c->tok, text, len, ids, n, err, sizeof err)) sapo_die("completion text: %s", err);
+    if (tokenizer_encode(c->tok, clean, clean_len, ids, n, err, sizeof err)) sapo_die("completion text: %s", err);
+    free(clean);
 }

@@ -30,9 +30,14 @@ PromptCodec prompt_codec_chat(const Tokenizer* tok, const char* system);
 /* The tokens the model reads for a task prompt, at most max_tokens (the tail that fits);
  * returns the count. */
 int prompt_codec_encode(const PromptCodec* c, const char* prompt, int* out, int max_tokens);
+/* The tokens the model would read for a task prompt with no limit (byte-level: TOK_BOS and
+ * its bytes; chat: the whole ChatML conversation); prompt_codec_encode keeps the last
+ * min(count, max_tokens) of them. */
+int prompt_codec_count(const PromptCodec* c, const char* prompt);
 /* The text of a completion's tokens (heap): an end token and anything after it is not text. */
 char* prompt_codec_text(const PromptCodec* c, const int* ids, int n);
-/* A received completion's text as this model's tokens (heap *ids, *n; byte-level: its bytes). */
+/* A received completion's text as this model's tokens (heap *ids, *n; byte-level: its bytes;
+ * a BPE tokenizer reads invalid UTF-8 as U+FFFD, like text decoded lossily from bytes). */
 void prompt_codec_encode_text(const PromptCodec* c, const char* text, int** ids, int* n);
 /* Whether id ends a completion. */
 int prompt_codec_is_stop(const PromptCodec* c, int id);

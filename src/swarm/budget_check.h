@@ -1,8 +1,11 @@
 /* Budget check of a task set: before any work, how many of a task's items cannot be answered
  * within gen.max_new_tokens (the reference completion "<answer>ANSWER</answer>" is longer),
  * and how many prompts lose their beginning to the n_ctx - max_new_tokens room that
- * generation keeps. Items come from the node's own drawing path (question_draw) on a fixed
- * stream of this check's own, so the numbers are the same for every run and swarm.seed. */
+ * generation keeps. Each node is measured in its own tokens: a byte-level node in bytes
+ * (its prompt is TOK_BOS and the prompt's bytes), a llama node in the tokens of its
+ * model.hf_dir's tokenizer.json (its prompt is the whole ChatML conversation of
+ * prompt_codec_chat, no BOS). Items come from the node's own drawing path (question_draw) on a
+ * fixed stream of this check's own, so the numbers are the same for every run and swarm.seed. */
 #ifndef SAPO_SWARM_BUDGET_CHECK_H
 #define SAPO_SWARM_BUDGET_CHECK_H
 
@@ -10,36 +13,50 @@
 #include <stdio.h>
 
 #include "core/config.h"
+#include "model/tokenizer.h"
 #include "swarm/taskset.h"
 
 /* Items sampled per task by budget_check_config. */
 #define BUDGET_ITEMS 200
 
-/* One task's sampled lengths, independent of n_ctx and max_new_tokens. */
+/* The check's own stream seed: item i of task T is draw i of rng_stream(BUDGET_SEED, T, 0,
+ * RNG_BUDGET) through question_draw; the items do not depend on swarm.seed. */
+#define BUDGET_SEED 0x5a9b0d6e7ULL
+
+/* One task's sampled lengths in one unit, independent of n_ctx and max_new_tokens. */
 typedef struct {
     const TaskSlot* slot;
+    const Tokenizer* tok; /* NULL: bytes (a byte-level node); else tokens of this BPE tokenizer (a llama node) */
     int n_items;
-    int* prompt_bytes; /* strlen(question_prompt(question)) per item */
-    int* answer_bytes; /* strlen(answer_demonstration(answer)) per item; -1: the stored answer is None */
+    int* prompt_len; /* bytes: strlen(question_prompt(question)); tokens: prompt_codec_count of the chat codec */
+    int* answer_len; /* length of answer_demonstration(answer) (tokens: prompt_codec_encode_text); -1: None */
 } BudgetSample;
 
 /* Draws n_items items of every task of ts (stream keyed by the task id) and records their
- * lengths in out[0 .. ts->n). Returns 0, or -1 with err when a task cannot generate. */
+ * lengths, in bytes (tok NULL) or in tok's tokens, in out[0 .. ts->n). Returns 0, or -1 with
+ * err when a task cannot generate. */
+int budget_sample_in(const TaskSet* ts, const Tokenizer* tok, int n_items, BudgetSample* out, char* err,
+                     size_t errlen);
+/* budget_sample_in in bytes. */
 int budget_sample(const TaskSet* ts, int n_items, BudgetSample* out, char* err, size_t errlen);
 void budget_sample_free(BudgetSample* s, int n);
+/* "bytes" or "tokens": the unit of a sample taken with tok. */
+const char* budget_unit(const Tokenizer* tok);
 
-/* One task at one (n_ctx, max_new_tokens). */
+/* One task at one (n_ctx, max_new_tokens), every length in the sample's unit. */
 typedef struct {
     const char* name;
     int n_items;
     int n_measurable;    /* items with a reference answer (string); 0: no answer column ("-") */
-    int n_unanswerable;  /* reference completion, tags included, > max_new_tokens bytes */
+    int n_unanswerable;  /* reference completion, tags included, longer than max_new_tokens */
     int n_cut;           /* prompt longer than the room generation keeps: its beginning is lost */
-    int answer_max;      /* longest reference completion in bytes (tags included); 0 when unmeasurable */
+    int answer_max;      /* longest reference completion (tags included); 0 when unmeasurable */
     double answer_mean;
-    int prompt_max;      /* longest prompt in bytes (question + newline) */
+    int prompt_max;      /* longest prompt (bytes: question + newline; tokens: the ChatML conversation) */
     double prompt_mean;
-    int prompt_room;     /* prompt bytes generation keeps: n_ctx - max_new_tokens - 1 (BOS) */
+    int prompt_room;     /* what generation keeps of a prompt, >= 0: bytes n_ctx - max_new_tokens - 1 (BOS),
+                          * tokens n_ctx - max_new_tokens */
+    const char* unit;    /* budget_unit of the sample */
 } TaskBudget;
 
 TaskBudget budget_measure(const BudgetSample* s, int n_ctx, int max_new_tokens);
@@ -47,11 +64,14 @@ TaskBudget budget_measure(const BudgetSample* s, int n_ctx, int max_new_tokens);
 double budget_unanswerable_share(const TaskBudget* b);
 double budget_cut_share(const TaskBudget* b);
 
-/* The whole check of a configuration for nodes 0 .. n_nodes-1: every distinct (model.n_ctx,
- * gen.max_new_tokens) among them, each task of tasks.names at tasks.preset. Prints the
- * per-task table to `table` (NULL: no table) with `prefix` before each line. Returns 0, or
- * -1 with one line in err naming the worst task over tasks.max_unanswerable, its share, the
- * threshold, and what to change. */
+/* The whole check of a configuration for nodes 0 .. n_nodes-1: every distinct (unit,
+ * model.n_ctx, gen.max_new_tokens) among them, the unit being bytes for a byte-level node and
+ * the tokens of model.hf_dir/tokenizer.json for a llama node (each distinct hf_dir's tokenizer
+ * loaded once), each task of tasks.names at tasks.preset. Prints the per-task table to `table`
+ * (NULL: no table) with `prefix` before each line, its header naming the nodes and the unit.
+ * Returns 0, or -1 with one line in err naming the worst task over tasks.max_unanswerable, its
+ * share, the threshold, the unit, the nodes and what to change (or why a llama node's
+ * tokenizer cannot be read). */
 int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen);
 
 #endif

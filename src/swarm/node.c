@@ -20,6 +20,7 @@
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
 #include "swarm/node_gpu.h"
+#include "swarm/token_groups.h"
 #include "tasks/answer.h"
 
 /* The node's policy (or reference) model: a random byte-level GPT, or a llama node's Hugging
@@ -234,6 +235,28 @@ static void round_generate_and_score(SwarmNode* n, RoundState* s, RoundRecord* r
         if (by_task_n[t]) rec->reward_by_task[t] = by_task_sum[t] / by_task_n[t];
 }
 
+/* A BPE node's group i also carries the ids it sampled, one behaviour log-prob each (none
+ * for a completion with a non-finite one), and its tokenizer's fingerprint: a receiver with
+ * the same tokenizer trains those ids as sent. The arrays point into the node's buffers. */
+static void ship_token_ids(SwarmNode* n, const RoundState* s, int i, RolloutGroup* g) {
+    int L = s->L, max_new = n->set.gen.max_new_tokens;
+    g->tokenizer = tokenizer_fingerprint(n->tok);
+    g->vocab = n->policy->cfg.vocab;
+    g->n_tokens = mallocCheck(sizeof(int32_t) * (size_t)L);
+    g->token_ids = mallocCheck(sizeof(int32_t*) * (size_t)L);
+    g->token_logprobs = mallocCheck(sizeof(float*) * (size_t)L);
+    for (int c = 0; c < L; c++) {
+        size_t row = (size_t)i * L + c;
+        int len = n->out_lens[row];
+        float* lp = n->out_logprobs + row * max_new;
+        int finite = 1;
+        for (int k = 0; k < len; k++) finite = finite && isfinite(lp[k]) && lp[k] <= 0.0f;
+        g->n_tokens[c] = len;
+        g->token_ids[c] = (int32_t*)(n->out_tokens + row * max_new);
+        g->token_logprobs[c] = finite && len > 0 ? lp : NULL;
+    }
+}
+
 /* The encoded message of this round's I groups (net.fault's lies applied). */
 static void round_encode(SwarmNode* n, RoundState* s) {
     char err[512];
@@ -252,11 +275,17 @@ static void round_encode(SwarmNode* n, RoundState* s) {
         g->n_completions = s->L;
         g->completions = s->texts + (size_t)i * s->L;
         g->logprobs = s->text_lps + (size_t)i * s->L;
+        if (n->tok) ship_token_ids(n, s, i, g);
         node_fault_corrupt_group(n->set.fault, g);
     }
     if (message_encode(&msg, &s->msg, &s->msg_len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
-    for (int i = 0; i < s->I; i++) free(msg.groups[i].metadata_json);
-    free(msg.groups); /* the strings it pointed at belong to qs and texts */
+    for (int i = 0; i < s->I; i++) {
+        free(msg.groups[i].metadata_json);
+        free(msg.groups[i].n_tokens);
+        free(msg.groups[i].token_ids);
+        free(msg.groups[i].token_logprobs);
+    }
+    free(msg.groups); /* the strings and ids it pointed at belong to qs, texts and the node */
 }
 
 /* What was sent, for `sapo verify` (run.dump_messages). */
@@ -312,11 +341,7 @@ static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
             }
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
-            while (g->n_completions > s->L) {
-                g->n_completions--;
-                free(g->completions[g->n_completions]);
-                if (g->logprobs) free(g->logprobs[g->n_completions]);
-            }
+            if (g->n_completions > s->L) rollout_group_truncate(g, s->L);
             pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
         }
         message_free(&in);
@@ -337,64 +362,12 @@ static void round_select(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_SHORTFALL] = J - s->used;
 }
 
-/* A BPE node trains token ids, never bytes of text. */
-typedef struct {
-    int** prompt;     /* (used) each external group's prompt, as this node frames it */
-    int* prompt_len;
-    int** comp;       /* (used * width) each completion re-encoded */
-    int* comp_len;
-    int** comp_ptrs;  /* views for TrainGroup.completion_ids */
-    int width;
-} TokenGroups;
-
-static void token_groups_init(TokenGroups* t, int used, int width) {
-    size_t u = used > 0 ? (size_t)used : 1, w = (size_t)width;
-    t->prompt = callocCheck(u, sizeof(int*));
-    t->prompt_len = callocCheck(u, sizeof(int));
-    t->comp = callocCheck(u * w, sizeof(int*));
-    t->comp_len = callocCheck(u * w, sizeof(int));
-    t->width = width;
-}
-
-static void token_groups_free(TokenGroups* t, int used) {
-    for (int e = 0; e < used; e++) {
-        free(t->prompt[e]);
-        for (int c = 0; c < t->width; c++) free(t->comp[(size_t)e * t->width + c]);
-    }
-    free(t->prompt);
-    free(t->prompt_len);
-    free(t->comp);
-    free(t->comp_len);
-}
-
-/* Own group i: the prompt ids generation read and the ids it sampled. */
+/* Own group i of a BPE node: the prompt ids generation read and the ids it sampled. */
 static void own_token_group(SwarmNode* n, int i, int L, GrpoGroup* g) {
     int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens;
-    g->prompt_ids = n->prompt_tokens + (size_t)i * n_ctx;
-    g->prompt_len = n->prompt_lens[i];
-    /* row pointers into out_tokens, kept in own_rows while the round trains */
-    g->completion_ids = (const int* const*)(n->own_rows + (size_t)i * L);
-    g->completion_lens = n->out_lens + (size_t)i * L;
     for (int c = 0; c < L; c++) n->own_rows[(size_t)i * L + c] = n->out_tokens + ((size_t)i * L + c) * max_new;
-}
-
-/* External group e: its prompt framed as this node frames its own, its completions' texts
- * re-encoded with this node's tokenizer (ratio 1: a behaviour log-prob per byte belongs to
- * no token of ours). */
-static void external_token_group(SwarmNode* n, TokenGroups* t, int e, const char* prompt, const RolloutGroup* rg,
-                                 GrpoGroup* g) {
-    int n_ctx = n->policy->cfg.n_ctx, max_new = n->set.gen.max_new_tokens;
-    t->prompt[e] = mallocCheck((size_t)n_ctx * sizeof(int));
-    t->prompt_len[e] = prompt_codec_encode(&n->codec, prompt, t->prompt[e], n_ctx - max_new);
-    for (int c = 0; c < rg->n_completions; c++) {
-        size_t k = (size_t)e * t->width + c;
-        prompt_codec_encode_text(&n->codec, rg->completions[c], &t->comp[k], &t->comp_len[k]);
-    }
-    g->prompt_ids = t->prompt[e];
-    g->prompt_len = t->prompt_len[e];
-    g->completion_ids = (const int* const*)(t->comp + (size_t)e * t->width);
-    g->completion_lens = t->comp_len + (size_t)e * t->width;
-    g->behaviour = NULL;
+    token_group_own(g, n->prompt_tokens + (size_t)i * n_ctx, n->prompt_lens[i],
+                    (const int* const*)(n->own_rows + (size_t)i * L), n->out_lens + (size_t)i * L);
 }
 
 /* train: GRPO advantages of the I own and the used external groups, and one GRPO step. */
@@ -439,7 +412,13 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
                                     .behaviour = n->set.external == EXTERNAL_TIS
                                                      ? (const float* const*)pg->group.logprobs
                                                      : NULL};
-        if (n->tok) external_token_group(n, &tg, e, ext_prompts[e], &pg->group, &groups[I + e]);
+        if (n->tok) {
+            int n_ctx = n->policy->cfg.n_ctx, room = n_ctx - n->set.gen.max_new_tokens;
+            rec->m[RM_EXTERNAL_REENCODED] += token_group_external(&tg, e, &n->codec, tokenizer_fingerprint(n->tok),
+                                                                  n->policy->cfg.vocab, ext_prompts[e], n_ctx, room,
+                                                                  &pg->group, n->set.external == EXTERNAL_TIS,
+                                                                  &groups[I + e]);
+        }
         for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
@@ -453,7 +432,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_KL] = st.kl;
     rec->m[RM_TRAIN_TOKENS] = st.tokens;
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
-    if (n->tok) token_groups_free(&tg, used);
+    token_groups_free(&tg);
     free(ext_prompts);
     free(groups);
     free(adv);

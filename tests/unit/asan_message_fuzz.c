@@ -1,12 +1,16 @@
 /* Malformed swarm messages never crash, leak or hit undefined behaviour: mutations of valid
  * encoded messages (bit flips, byte changes, truncations, extensions, corrupted length and
  * count fields, log-prob counts and values set to nasty numbers or bit patterns, log-probs
- * added to or removed from a completion, spliced records, random buffers; the messages
- * carry log-probs on all, some or none of their completions) go through message_decode under
+ * added to or removed from a completion, token ids set outside [0, vocab), tokenizer and
+ * vocab fields changed, a group's token fields stripped or added, version 2 records widened
+ * to version 3, spliced records, random buffers; the messages are version 2 (byte-level
+ * groups only) or version 3 (BPE groups with ids, some next to byte-level ones) and carry
+ * log-probs on all, some or none of their completions) go through message_decode under
  * ASan+UBSan. Most mutations are resealed (payload length and checksum recomputed) so the
  * parser, not the checksum, has to catch them. A decode that succeeds must re-encode to
- * the very same bytes (the encoding is canonical); a rejection must give one line whose
- * reason is one of the known classes. Deterministic seed; prints counts per class. */
+ * the very same bytes (the encoding is canonical), and so must deep copies of its groups,
+ * which are then truncated and freed; a rejection must give one line whose reason is one of
+ * the known classes. Deterministic seed; prints counts per class. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +62,45 @@ static float random_logprob(void) {
     }
 }
 
+/* A vocabulary size: edge cases and ordinary ones. */
+static int32_t random_vocab(void) {
+    static const int32_t vocabs[] = {1, 2, 50, 256, 50257, 151936, (int32_t)MESSAGE_MAX_VOCAB};
+    return rng_below(3) ? vocabs[rng_below(sizeof vocabs / sizeof *vocabs)] : 1 + (int32_t)rng_below(1000);
+}
+/* An id in [0, vocab), often one of the ends. */
+static int32_t random_id(int32_t vocab) {
+    switch (rng_below(4)) {
+    case 0: return 0;
+    case 1: return vocab - 1;
+    default: return (int32_t)rng_below((size_t)vocab);
+    }
+}
+static uint64_t random_tokenizer(void) { return rng_below(4) ? rng_next() | 1 : 1 + rng_below(3); }
+
+/* Token fields of a BPE sender on g: up to 11 ids a completion, token log-probs on about
+ * two thirds of those with ids. */
+static void give_tokens(RolloutGroup* g) {
+    size_t nc = (size_t)(g->n_completions ? g->n_completions : 1);
+    g->tokenizer = random_tokenizer();
+    g->vocab = random_vocab();
+    if (rng_below(8) == 0) return; /* n_tokens NULL: no ids anywhere */
+    g->n_tokens = calloc(nc, sizeof(int32_t));
+    g->token_ids = calloc(nc, sizeof(int32_t*));
+    g->token_logprobs = rng_below(4) ? calloc(nc, sizeof(float*)) : NULL;
+    for (int c = 0; c < g->n_completions; c++) {
+        int32_t n = (int32_t)rng_below(12);
+        g->n_tokens[c] = n;
+        g->token_ids[c] = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+        for (int32_t k = 0; k < n; k++) g->token_ids[c][k] = random_id(g->vocab);
+        if (!g->token_logprobs || rng_below(3) == 0) continue;
+        g->token_logprobs[c] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        for (int32_t k = 0; k < n; k++) g->token_logprobs[c][k] = random_logprob();
+    }
+}
+
 static SwarmMessage random_message(void) {
     SwarmMessage m = {.sender = (int32_t)rng_below(64), .round = (int32_t)rng_below(1000)};
+    int bpe = rng_below(2); /* half the messages may hold BPE groups (then version 3) */
     m.n_groups = (int32_t)rng_below(6);
     m.groups = m.n_groups ? calloc((size_t)m.n_groups, sizeof *m.groups) : NULL;
     for (int i = 0; i < m.n_groups; i++) {
@@ -74,6 +115,7 @@ static SwarmMessage random_message(void) {
         g->n_completions = (int32_t)rng_below(7);
         g->completions = g->n_completions ? calloc((size_t)g->n_completions, sizeof(char*)) : NULL;
         for (int c = 0; c < g->n_completions; c++) g->completions[c] = random_text(32);
+        if (bpe && rng_below(3)) give_tokens(g);
         if (rng_below(3) == 0) continue; /* no log-probs at all */
         g->logprobs = calloc((size_t)(g->n_completions ? g->n_completions : 1), sizeof(float*));
         for (int c = 0; c < g->n_completions; c++) {
@@ -101,18 +143,25 @@ static const struct {
     {.name = "negative sender/round", .fragment = "is negative"},
     {.name = "truncated field", .fragment = "truncated: needs"},
     {.name = "length past end", .fragment = "bytes left"},
+    {.name = "token log-probs past end", .fragment = "token_logprobs", .also = "needs at least"},
     {.name = "log-probs past end", .fragment = "logprobs", .also = "needs at least"},
+    {.name = "token ids past end", .fragment = "token_ids", .also = "needs at least"},
     {.name = "count past end", .fragment = "needs at least"},
     {.name = "over a limit", .fragment = "exceeds the limit"},
     {.name = "embedded NUL", .fragment = "NUL byte"},
     {.name = "presence byte", .fragment = "expected 0 (None) or 1"},
+    {.name = "token log-prob count", .fragment = "is neither 0 nor the completion's", .also = "tokens"},
     {.name = "log-prob count", .fragment = "is neither 0 nor the completion's"},
+    {.name = "token log-prob value", .fragment = "token_logprobs", .also = "is not a finite log-probability <= 0"},
     {.name = "log-prob value", .fragment = "is not a finite log-probability <= 0"},
+    {.name = "token id", .fragment = "is outside [0, "},
+    {.name = "vocab vs tokenizer", .fragment = "vocab", .also = "tokenizer"},
+    {.name = "version 3, no tokenizer", .fragment = "no group has a tokenizer"},
     {.name = "trailing bytes", .fragment = "trailing bytes"},
 };
 enum { N_CLASSES = sizeof CLASSES / sizeof *CLASSES };
 
-static long accepted, rejected_by[N_CLASSES], failures;
+static long accepted, accepted_v3, rejected_by[N_CLASSES], failures;
 
 static void fail(const char* what, long iter, const char* detail) {
     if (failures < 20) printf("FAIL iteration %ld (%s): %s\n", iter, what, detail);
@@ -127,6 +176,7 @@ static void decode_one(const uint8_t* buf, size_t len, const char* what, long it
         uint8_t* again = NULL;
         size_t again_len = 0;
         char err2[512] = "";
+        accepted_v3 += buf[4] == 3;
         if (message_encode(&m, &again, &again_len, err2, sizeof err2)) fail(what, iter, err2);
         else if (again_len != len || memcmp(again, buf, len) != 0) fail(what, iter, "re-encoding gives other bytes");
         else {
@@ -135,6 +185,19 @@ static void decode_one(const uint8_t* buf, size_t len, const char* what, long it
             message_free(&back);
         }
         free(again);
+        /* Deep copies (what the pool keeps) encode to the same bytes; truncated, they still
+         * encode, and free without a leak. */
+        SwarmMessage copies = {.sender = m.sender, .round = m.round, .n_groups = m.n_groups};
+        copies.groups = m.n_groups ? calloc((size_t)m.n_groups, sizeof *copies.groups) : NULL;
+        for (int i = 0; i < m.n_groups; i++) rollout_group_copy(&copies.groups[i], &m.groups[i]);
+        if (message_encode(&copies, &again, &again_len, err2, sizeof err2)) fail(what, iter, err2);
+        else if (again_len != len || memcmp(again, buf, len) != 0) fail(what, iter, "copies encode to other bytes");
+        free(again);
+        for (int i = 0; i < m.n_groups; i++)
+            rollout_group_truncate(&copies.groups[i], (int32_t)rng_below((size_t)copies.groups[i].n_completions + 1));
+        if (message_encode(&copies, &again, &again_len, err2, sizeof err2)) fail(what, iter, err2);
+        free(again);
+        message_free(&copies);
         message_free(&m);
         return;
     }
@@ -166,18 +229,120 @@ static void random_bytes(uint8_t* p, size_t n) {
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)rng_next();
 }
 
-/* The n_logprobs fields of x with at least min_count values (x must follow the layout). */
-static int logprob_fields(const Buf* x, uint32_t min_count, Field* out, int cap) {
-    Field f[512];
-    int n = layout_fields(x->b, x->len, f, 512), k = 0;
-    for (int i = 0; i < n && i < 512; i++)
-        if (f[i].kind == FIELD_N_LOGPROBS && f[i].value >= min_count && k < cap) out[k++] = f[i];
+/* The fields of x of one kind with at least min_count values (x must follow the layout). */
+static int kind_fields(const Buf* x, FieldKind kind, uint32_t min_count, Field* out, int cap) {
+    Field f[1024];
+    int n = layout_fields(x->b, x->len, f, 1024), k = 0;
+    for (int i = 0; i < n && i < 1024; i++)
+        if (f[i].kind == kind && f[i].value >= min_count && k < cap) out[k++] = f[i];
     return k;
+}
+/* The n_logprobs and n_token_logprobs fields of x with at least min_count values. */
+static int logprob_fields(const Buf* x, uint32_t min_count, Field* out, int cap) {
+    int k = kind_fields(x, FIELD_N_LOGPROBS, min_count, out, cap);
+    return k + kind_fields(x, FIELD_N_TOKEN_LOGPROBS, min_count, out + k, cap - k);
+}
+
+static void buf_insert(Buf* x, size_t at, const uint8_t* src, size_t n) {
+    buf_reserve(x, x->len + n);
+    memmove(x->b + at + n, x->b + at, x->len - at);
+    if (src) memcpy(x->b + at, src, n);
+    else memset(x->b + at, 0, n);
+    x->len += n;
+}
+static void buf_delete(Buf* x, size_t at, size_t n) {
+    memmove(x->b + at, x->b + at + n, x->len - at - n);
+    x->len -= n;
+}
+
+/* Token-field mutations that keep the layout (the result is valid, or rejected only for
+ * what it means): widen a version 2 record to version 3 with byte-level groups (rejected:
+ * no tokenizer), give a byte-level group of a version 3 record a tokenizer and ids, or
+ * strip a group's (perhaps the last BPE group's: rejected). Edits run from the end of the
+ * record backwards, so the offsets found first stay right. */
+static const char* mutate_tokens(Buf* x) {
+    Field f[1024];
+    int n = layout_fields(x->b, x->len, f, 1024);
+    if (n <= 0 || n > 1024) return "token structure (layout lost)";
+    if (x->b[4] == 2) {
+        for (int i = n - 1; i >= 0; i--)
+            if (f[i].kind == FIELD_N_COMPLETIONS) buf_insert(x, f[i].at, NULL, 12);
+        x->b[4] = 3;
+        return "widened to version 3";
+    }
+    int groups[256], ng = 0;
+    for (int i = 0; i < n; i++)
+        if (f[i].kind == FIELD_TOKENIZER && ng < 256) groups[ng++] = i;
+    if (ng == 0) return "token structure (no groups)";
+    const Field* tok = &f[groups[rng_below((size_t)ng)]];
+    int g = tok->group;
+    if (tok->wide) { /* strip: drop each completion's token fields, then zero tokenizer and vocab */
+        for (int i = n - 1; i >= 0; i--) {
+            if (f[i].group != g || f[i].kind != FIELD_N_TOKENS) continue;
+            size_t k = 4 + 4 * (size_t)f[i].value;
+            k += 4 + 4 * (size_t)layout_u32(x->b + f[i].at + k); /* n_token_logprobs and its values */
+            buf_delete(x, f[i].at, k);
+        }
+        memset(x->b + tok->at, 0, 12);
+        return "tokenizer stripped";
+    }
+    /* add: ids (and maybe token log-probs) after each completion's byte log-probs */
+    int32_t vocab = random_vocab();
+    for (int i = n - 1; i >= 0; i--) {
+        if (f[i].group != g || f[i].kind != FIELD_N_LOGPROBS) continue;
+        uint32_t nt = (uint32_t)rng_below(6), ntl = rng_below(2) ? nt : 0;
+        uint8_t add[4 + 4 * 5 + 4 + 4 * 5];
+        size_t k = 0;
+        layout_put_u32(add + k, nt), k += 4;
+        for (uint32_t j = 0; j < nt; j++) layout_put_u32(add + k, (uint32_t)random_id(vocab)), k += 4;
+        layout_put_u32(add + k, ntl), k += 4;
+        for (uint32_t j = 0; j < ntl; j++) {
+            float v = random_logprob();
+            uint32_t b;
+            memcpy(&b, &v, 4);
+            layout_put_u32(add + k, b), k += 4;
+        }
+        buf_insert(x, f[i].at + 4 + 4 * (size_t)f[i].value, add, k);
+    }
+    layout_put_u64(x->b + tok->at, random_tokenizer());
+    layout_put_u32(x->b + tok->at + 8, (uint32_t)vocab);
+    return "tokenizer added";
 }
 
 /* One structural mutation of x (a valid record on entry, maybe not after). */
 static const char* mutate(Buf* x) {
-    switch (rng_below(9)) {
+    switch (rng_below(12)) {
+    case 9: { /* one id set to a nasty value, valid ones among them */
+        Field f[256];
+        int n = kind_fields(x, FIELD_N_TOKENS, 1, f, 256);
+        if (n <= 0) return "token id (none)";
+        const Field* pick = &f[rng_below((size_t)n)];
+        Field v[256];
+        int nv = kind_fields(x, FIELD_VOCAB, 0, v, 256);
+        uint32_t vocab = 1;
+        for (int i = 0; i < nv; i++)
+            if (v[i].group == pick->group) vocab = v[i].value;
+        const uint32_t nasty[] = {0, vocab - 1, vocab, vocab + 1, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, MESSAGE_MAX_VOCAB};
+        uint32_t id = rng_below(4) ? nasty[rng_below(sizeof nasty / sizeof *nasty)] : (uint32_t)rng_next();
+        layout_put_u32(x->b + pick->at + 4 + 4 * rng_below(pick->value), id);
+        return "token id";
+    }
+    case 10: { /* tokenizer or vocab set to a nasty value */
+        Field f[256];
+        int n = kind_fields(x, FIELD_TOKENIZER, 0, f, 256);
+        if (n <= 0) return "tokenizer/vocab (none)";
+        const Field* pick = &f[rng_below((size_t)n)];
+        if (rng_below(2)) {
+            static const uint64_t nasty[] = {0, 1, UINT64_MAX, 0x8000000000000000ull};
+            layout_put_u64(x->b + pick->at, rng_below(2) ? nasty[rng_below(4)] : rng_next());
+            return "tokenizer";
+        }
+        uint32_t vocab = layout_u32(x->b + pick->at + 8);
+        const uint32_t nasty[] = {0, 1, vocab - 1, vocab + 1, MESSAGE_MAX_VOCAB, MESSAGE_MAX_VOCAB + 1, 0xFFFFFFFFu};
+        layout_put_u32(x->b + pick->at + 8, nasty[rng_below(sizeof nasty / sizeof *nasty)]);
+        return "vocab";
+    }
+    case 11: return mutate_tokens(x);
     case 7: { /* one log-prob set to a nasty value: bad ones and valid edge cases */
         Field f[256];
         int n = logprob_fields(x, 1, f, 256);
@@ -203,14 +368,15 @@ static const char* mutate(Buf* x) {
             layout_put_u32(x->b + at, 0);
             return "log-probs removed";
         }
-        /* The text's length is the u32 in front of the text, which ends at `at`: find it by
-         * walking the fields again. */
-        Field g[512];
-        int m = layout_fields(x->b, x->len, g, 512);
+        /* The count to match is the text's length (byte log-probs) or the ids' (token
+         * log-probs): find it by walking the fields again. */
+        Field g[1024];
+        int m = layout_fields(x->b, x->len, g, 1024);
+        FieldKind len_kind = pick->kind == FIELD_N_LOGPROBS ? FIELD_COMPLETION : FIELD_N_TOKENS;
         uint32_t text_len = 0;
-        for (int i = 0; i < m && i < 512; i++)
-            if (g[i].kind == FIELD_COMPLETION && g[i].group == pick->group && g[i].item == pick->item) text_len = g[i].value;
-        if (!text_len) return "log-prob toggle (empty text)";
+        for (int i = 0; i < m && i < 1024; i++)
+            if (g[i].kind == len_kind && g[i].group == pick->group && g[i].item == pick->item) text_len = g[i].value;
+        if (!text_len) return "log-prob toggle (nothing to match)";
         size_t k = 4 * (size_t)text_len;
         buf_reserve(x, x->len + k);
         memmove(x->b + at + 4 + k, x->b + at + 4, x->len - at - 4);
@@ -258,17 +424,17 @@ static const char* mutate(Buf* x) {
         return "span duplicated";
     }
     default: { /* a length, count or presence field set to a nasty value */
-        Field f[512];
-        int n = layout_fields(x->b, x->len, f, 512);
+        Field f[1024];
+        int n = layout_fields(x->b, x->len, f, 1024);
         if (n <= 0) return "field (layout lost)";
-        const Field* pick = &f[rng_below((size_t)(n < 512 ? n : 512))];
+        const Field* pick = &f[rng_below((size_t)(n < 1024 ? n : 1024))];
         if (pick->kind == FIELD_PRESENCE) {
             x->b[pick->at] = (uint8_t)rng_below(4);
             return "presence field";
         }
         static const uint32_t nasty[] = {0, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u, MESSAGE_MAX_GROUPS,
                                          MESSAGE_MAX_GROUPS + 1, MESSAGE_MAX_COMPLETIONS + 1, MESSAGE_MAX_STRING,
-                                         MESSAGE_MAX_STRING + 1, 0x40000000u};
+                                         MESSAGE_MAX_STRING + 1, MESSAGE_MAX_TOKENS + 1, MESSAGE_MAX_VOCAB + 1, 0x40000000u};
         uint32_t v;
         switch (rng_below(4)) {
         case 0: v = pick->value + 1; break;
@@ -339,12 +505,16 @@ int main(void) {
     long rejected = 0;
     for (int c = 0; c < N_CLASSES; c++) rejected += rejected_by[c];
     printf("asan_message_fuzz: %d iterations (%ld resealed mutations, %ld unsealed, %ld random buffers) + "
-           "unmutated originals: %ld accepted (re-encoded byte for byte), %ld rejected\n",
-           ITERATIONS, by_kind_resealed, unsealed, random_buffers, accepted, rejected);
-    for (int c = 0; c < N_CLASSES; c++) printf("  rejected %-22s %ld\n", CLASSES[c].name, rejected_by[c]);
+           "unmutated originals: %ld accepted (re-encoded byte for byte; %ld of them version 3), %ld rejected\n",
+           ITERATIONS, by_kind_resealed, unsealed, random_buffers, accepted, accepted_v3, rejected);
+    for (int c = 0; c < N_CLASSES; c++) printf("  rejected %-32s %ld\n", CLASSES[c].name, rejected_by[c]);
     printf("  failures %ld\n", failures);
     /* Every class a decoder can reach from these mutations must have been reached, so a
      * check that silently stopped firing shows up here. */
+    if (accepted_v3 == 0 || accepted_v3 == accepted) {
+        printf("FAIL: %ld of %ld accepted records are version 3; both versions must be covered\n", accepted_v3, accepted);
+        failures++;
+    }
     for (int c = 0; c < N_CLASSES; c++) {
         if (rejected_by[c] == 0) {
             printf("FAIL: no rejection of class '%s' in the whole run\n", CLASSES[c].name);
