@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/config.h"
 #include "model/checkpoint.h"
+#include "model/family.h"
+#include "model/hf_model.h"
+#include "model/prompt_codec.h"
 #include "model/recompute.h"
 #include "model/tokenizer.h"
 #include "swarm/message.h"
@@ -25,7 +29,8 @@
 #include "swarm/taskset.h"
 
 static const CliOption OPTIONS[] = {
-    {"ckpt", "MODEL", "the checkpoint the sender sampled with (a run's ckpt/node_K.rR.model\nfor the message of round R)"},
+    {"ckpt", "MODEL", "the checkpoint the sender sampled with (a run's ckpt/node_K.rR.model\nfor the message of round R), "
+                      "or a llama node's Hugging Face directory (its\nround-0 model)"},
     {"rollout", "MESSAGE", "an encoded swarm message (version 2, with behaviour log-probs), e.g.\n"
                            "RUN_DIR/messages/node_K.rR.msg written with run.dump_messages = DIR"},
     {"node", "K", "whose [node.K] settings apply (default: the message's sender)"},
@@ -68,6 +73,43 @@ static uint8_t* read_file(const char* path, size_t* len) {
     return buf;
 }
 
+/* The model a rollout is verified against, and how it read its prompts. */
+typedef struct {
+    HfModel h; /* h.tokenizer NULL: a byte-level model */
+    PromptCodec codec;
+} VerifyModel;
+
+/* --ckpt as a Hugging Face directory (a llama node's initial model), or a checkpoint: a
+ * byte-level one, or a llama node's, loaded over its model.hf_dir. */
+static int verify_model_open(VerifyModel* vm, const char* ckpt, const NodeSettings* ns, char* err, size_t errlen) {
+    struct stat st;
+    int is_dir = stat(ckpt, &st) == 0 && S_ISDIR(st.st_mode);
+    const ModelBackend* cpu = model_backend_find("cpu");
+    memset(vm, 0, sizeof *vm);
+    if (!is_dir && ns->family != MODEL_FAMILY_LLAMA) {
+        GPTConfig g = ns->model;
+        ModelCapacity cap = model_capacity_dense(&g, 1);
+        vm->h.model = model_create_cap(&g, cpu, &cap, 0);
+        vm->codec = prompt_codec_byte();
+        if (checkpoint_load(vm->h.model, ckpt, 0, err, errlen)) {
+            hf_model_close(&vm->h);
+            return -1;
+        }
+        return 0;
+    }
+    const char* dir = is_dir ? ckpt : ns->hf_dir;
+    GPTConfig g;
+    if (hf_model_shape(dir, ns->model.n_ctx, ns->model.deterministic, &g, err, errlen)) return -1;
+    ModelCapacity cap = model_capacity_dense(&g, 1);
+    if (hf_model_open(&vm->h, dir, cpu, &cap, g.n_ctx, g.deterministic, 1, err, errlen)) return -1;
+    if (!is_dir && checkpoint_load(vm->h.model, ckpt, 0, err, errlen)) {
+        hf_model_close(&vm->h);
+        return -1;
+    }
+    vm->codec = prompt_codec_chat(vm->h.tokenizer, PROMPT_CODEC_SYSTEM);
+    return 0;
+}
+
 static unsigned bits_of(float x) {
     uint32_t b;
     memcpy(&b, &x, sizeof b);
@@ -107,17 +149,16 @@ int cmd_verify(int argc, char** argv) {
     free(buf);
     int node = node_given >= 0 ? node_given : msg.sender;
     NodeSettings ns = node_settings_read(cfg, node);
-    GPTConfig g = ns.model;
     GenConfig gen = ns.gen;
-    ModelCapacity cap = model_capacity_dense(&g, 1);
-    Model* m = model_create_cap(&g, model_backend_find("cpu"), &cap, 0);
-    if (checkpoint_load(m, ckpt, 0, err, sizeof err)) {
+    VerifyModel vm;
+    if (verify_model_open(&vm, ckpt, &ns, err, sizeof err)) {
         fprintf(stderr, "sapo verify: %s\n", err);
-        model_free(m);
         message_free(&msg);
         config_free(cfg);
         return 2;
     }
+    Model* m = vm.h.model;
+    GPTConfig g = m->cfg;
     int n_ctx = g.n_ctx, max_new = gen.max_new_tokens, V = g.vocab;
     int* prompt = mallocCheck((size_t)n_ctx * sizeof(int));
     int* comp = mallocCheck((size_t)n_ctx * sizeof(int));
@@ -129,17 +170,21 @@ int cmd_verify(int argc, char** argv) {
     for (int gi = 0; gi < msg.n_groups && rc != 2; gi++) {
         const RolloutGroup* grp = &msg.groups[gi];
         char* text = question_prompt(grp->question);
-        int plen = tok_encode_prompt(text, prompt, n_ctx - max_new);
+        int plen = prompt_codec_encode(&vm.codec, text, prompt, n_ctx - max_new);
         free(text);
         for (int c = 0; c < grp->n_completions; c++) {
-            const float* claimed = grp->logprobs ? grp->logprobs[c] : NULL;
-            int n = (int)strlen(grp->completions[c]);
+            /* a BPE sender's claims are per sampled id, a byte sender's per byte of the text */
+            const float* claimed = vm.h.tokenizer ? (grp->token_logprobs ? grp->token_logprobs[c] : NULL)
+                                                  : grp->logprobs ? grp->logprobs[c] : NULL;
+            int n = vm.h.tokenizer ? (grp->n_tokens ? grp->n_tokens[c] : 0) : (int)strlen(grp->completions[c]);
             if (!claimed || n == 0) {
                 skipped++;
                 continue;
             }
             completions++;
-            for (int i = 0; i < n; i++) comp[i] = (unsigned char)grp->completions[c][i];
+            if (n > n_ctx) n = n_ctx + 1; /* reported as not fitting below */
+            for (int i = 0; i < n && i < n_ctx; i++)
+                comp[i] = vm.h.tokenizer ? grp->token_ids[c][i] : (unsigned char)grp->completions[c][i];
             if (n > max_new || recompute_logprobs(m, &gen.sampler, prompt, plen, comp, n, re, NULL, logits, scratch)) {
                 fprintf(stderr, "sapo verify: group %d completion %d: %d bytes do not fit (max_new_tokens %d, n_ctx %d)\n",
                         gi, c, n, max_new, n_ctx);
@@ -150,9 +195,10 @@ int cmd_verify(int argc, char** argv) {
                 tokens++;
                 if (bits_of(claimed[i]) == bits_of(re[i])) continue;
                 if (differ++ == 0)
-                    printf("first mismatch: group %d, completion %d, token %d (byte 0x%02x): claimed %08x (%.9g), "
+                    printf("first mismatch: group %d, completion %d, token %d (%s %d): claimed %08x (%.9g), "
                            "recomputed %08x (%.9g)\n",
-                           gi, c, i, comp[i], bits_of(claimed[i]), claimed[i], bits_of(re[i]), re[i]);
+                           gi, c, i, vm.h.tokenizer ? "id" : "byte", comp[i], bits_of(claimed[i]), claimed[i],
+                           bits_of(re[i]), re[i]);
             }
         }
     }
@@ -168,7 +214,7 @@ int cmd_verify(int argc, char** argv) {
     free(re);
     free(logits);
     free(scratch);
-    model_free(m);
+    hf_model_close(&vm.h);
     message_free(&msg);
     config_free(cfg);
     return rc;

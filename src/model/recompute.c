@@ -18,7 +18,7 @@ int recompute_logprobs(Model* m, const SamplerConfig* sc, const int* prompt, int
     float* lp = mallocCheck((size_t)N * sizeof(float));
     for (int i = 0; i < p; i++) {
         in[i] = prompt[i];
-        tg[i] = TOK_PAD;
+        tg[i] = m->roles.none;
     }
     for (int i = 0; i < n; i++) {
         in[p + i] = i == 0 ? prompt[p] : completion[i - 1];

@@ -9,7 +9,8 @@
 #include "model/gpt.h"
 #include "model/sampler.h"
 
-/* prompt: plen >= 1 tokens as generation fed them (BOS first, tok_encode_prompt); completion:
+/* prompt: plen >= 1 tokens as generation fed them (its PromptCodec's: BOS first for the
+ * byte-level GPT); completion:
  * n tokens; out[i] = the log-prob of completion[i] under sc (temperature and top-p; the model's
  * deterministic mode is applied as generation applies it). The model needs a capacity of
  * plen + n - 1 tokens in one forward (model_capacity_dense(cfg, 1) does). scratch: 3 * vocab
