@@ -213,17 +213,9 @@ static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float*
 static void op_decode_attention(void* ctx, float* y, const float* q3, const float* kprefix, const float* vprefix,
                                 const float* krow, const float* vrow, const DecodeStep* d, int C, int NH,
                                 size_t prefix_slot, size_t row_slot, int n_ctx) {
-    for (int i0 = 0; i0 < d->n;) { /* runs of adjacent rows reading the same prompt */
-        int i1 = i0 + 1;
-        while (i1 < d->n && d->prefix_len[i1] == d->prefix_len[i0] &&
-               (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
-            i1++;
-        size_t slot = (size_t)(d->prefix_len[i0] ? d->prefix[i0] : 0) * prefix_slot;
-        AttnShape sh = attn_shape_mha(C, NH);
-        decode_attention_rows(y, ((CpuState*)((Model*)ctx)->state)->scores, q3, kprefix + slot, vprefix + slot, krow,
-                              vrow, d, i0, i1, &sh, row_slot, n_ctx, det_of(ctx));
-        i0 = i1;
-    }
+    AttnShape sh = attn_shape_mha(C, NH);
+    decode_attention_all(y, ((CpuState*)((Model*)ctx)->state)->scores, q3, kprefix, vprefix, krow, vrow, d, &sh,
+                         prefix_slot, row_slot, n_ctx, det_of(ctx));
 }
 
 const BlockOps CPU_BLOCK_OPS = {

@@ -358,6 +358,21 @@ void decode_attention_rows(float* y, float* scores, const float* q3, const float
     }
 }
 
+void decode_attention_all(float* y, float* scores, const float* q3, const float* kprefix, const float* vprefix,
+                          const float* krow, const float* vrow, const DecodeStep* d, const AttnShape* sh,
+                          size_t prefix_slot, size_t row_slot, int T, int det) {
+    for (int i0 = 0; i0 < d->n;) { /* runs of adjacent rows reading the same prompt */
+        int i1 = i0 + 1;
+        while (i1 < d->n && d->prefix_len[i1] == d->prefix_len[i0] &&
+               (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
+            i1++;
+        size_t slot = (size_t)(d->prefix_len[i0] ? d->prefix[i0] : 0) * prefix_slot;
+        decode_attention_rows(y, scores, q3, kprefix + slot, vprefix + slot, krow, vrow, d, i0, i1, sh, row_slot, T,
+                              det);
+        i0 = i1;
+    }
+}
+
 void gelu_forward(float* out, float* th, const float* inp, int N) {
     for (int i = 0; i < N; i++) out[i] = gelu_value(inp[i], &th[i]);
 }

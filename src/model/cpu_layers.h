@@ -78,6 +78,12 @@ void decode_attention_rows(float* y, float* scores, const float* q3, const float
                            const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1,
                            const AttnShape* sh, size_t row_slot, int T, int det);
 
+/* decode_attention_rows over every run of adjacent rows of d that read the same prompt
+ * cache (slot prefix[i] of kprefix / vprefix, prefix_slot floats a slot). */
+void decode_attention_all(float* y, float* scores, const float* q3, const float* kprefix, const float* vprefix,
+                          const float* krow, const float* vrow, const DecodeStep* d, const AttnShape* sh,
+                          size_t prefix_slot, size_t row_slot, int T, int det);
+
 /* GELU, tanh approximation (GPT-2's). The forward keeps the tanh values (th, N floats) for
  * the backward pass. */
 void gelu_forward(float* out, float* th, const float* inp, int N);

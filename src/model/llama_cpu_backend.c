@@ -219,17 +219,8 @@ static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float*
 static void op_decode_attention(void* ctx, float* y, const float* qkv, const float* kprefix, const float* vprefix,
                                 const float* krow, const float* vrow, const DecodeStep* d, const AttnShape* sh,
                                 size_t prefix_slot, size_t row_slot, int n_ctx) {
-    LlamaCpuState* s = state_of(ctx);
-    for (int i0 = 0; i0 < d->n;) { /* runs of adjacent rows reading the same prompt */
-        int i1 = i0 + 1;
-        while (i1 < d->n && d->prefix_len[i1] == d->prefix_len[i0] &&
-               (d->prefix_len[i0] == 0 || d->prefix[i1] == d->prefix[i0]))
-            i1++;
-        size_t slot = (size_t)(d->prefix_len[i0] ? d->prefix[i0] : 0) * prefix_slot;
-        decode_attention_rows(y, s->scores, qkv, kprefix + slot, vprefix + slot, krow, vrow, d, i0, i1, sh, row_slot,
-                              n_ctx, det_of(ctx));
-        i0 = i1;
-    }
+    decode_attention_all(y, state_of(ctx)->scores, qkv, kprefix, vprefix, krow, vrow, d, sh, prefix_slot, row_slot,
+                         n_ctx, det_of(ctx));
 }
 
 static const LlamaOps LLAMA_CPU_OPS = {

@@ -17,22 +17,7 @@
 #include "model/hf_model.h"
 #include "model/llama.h"
 #include "model/lm_batch.h"
-
-static void put_array(FILE* f, const char* name, const float* data, int ndim, const int64_t* dims) {
-    uint32_t len = (uint32_t)strlen(name), nd = (uint32_t)ndim;
-    uint8_t dtype = 0;
-    fwriteCheck(&len, 4, 1, f);
-    fwriteCheck(name, 1, len, f);
-    fwriteCheck(&dtype, 1, 1, f);
-    fwriteCheck(&nd, 4, 1, f);
-    size_t count = 1;
-    for (int i = 0; i < ndim; i++) {
-        uint32_t d = (uint32_t)dims[i];
-        fwriteCheck(&d, 4, 1, f);
-        count *= (size_t)dims[i];
-    }
-    fwriteCheck(data, 4, count, f);
-}
+#include "dump_writer.h"
 
 int main(int argc, char** argv) {
     if (argc < 4 || argc > 5 || (argc == 5 && strcmp(argv[4], "--deterministic"))) {
@@ -81,8 +66,8 @@ int main(int argc, char** argv) {
     model_backward(m, dlp);
     m->backend->download(m);
     FILE* out = fopenCheck(argv[3], "wb");
-    int64_t dim = n_out;
-    put_array(out, "logprobs", flat, 1, &dim);
+    int dim = (int)n_out;
+    put_array(out, "logprobs", 0, flat, 1, &dim);
     LlamaParams gp;
     llama_point_params(&gp, m->grads_memory, m->tensor_sizes);
     int nt = hf_tensor_count(&cfg);
@@ -91,7 +76,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < nt; i++) {
         char name[128];
         snprintf(name, sizeof name, "grad/%s", t[i].name);
-        put_array(out, name, t[i].data, t[i].ndim, t[i].shape);
+        int dims[2] = {(int)t[i].shape[0], (int)t[i].shape[1]};
+        put_array(out, name, 0, t[i].data, t[i].ndim, dims);
     }
     fcloseCheck(out);
     free(t);

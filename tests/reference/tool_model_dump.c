@@ -15,22 +15,7 @@
 #include "rl/grpo.h"
 #include "rl/pack.h"
 #include "rl/sft.h"
-
-static void put_array(FILE* f, const char* name, int is_int, const void* data, int ndim, const int* dims) {
-    uint32_t len = (uint32_t)strlen(name), nd = (uint32_t)ndim;
-    uint8_t dtype = is_int ? 1 : 0;
-    fwriteCheck(&len, 4, 1, f);
-    fwriteCheck(name, 1, len, f);
-    fwriteCheck(&dtype, 1, 1, f);
-    fwriteCheck(&nd, 4, 1, f);
-    size_t count = 1;
-    for (int i = 0; i < ndim; i++) {
-        uint32_t d = (uint32_t)dims[i];
-        fwriteCheck(&d, 4, 1, f);
-        count *= dims[i];
-    }
-    fwriteCheck(data, 4, count, f);
-}
+#include "dump_writer.h"
 
 static void put_params(FILE* f, const char* prefix, Model* m, const float* memory) {
     const float* p = memory;
