@@ -7,6 +7,8 @@
 #define BENCH_SCRIPTS_DIR "scripts/bench"
 
 int bench_model_main(int argc, char** argv); /* `sapo bench model` (bench_model.c) */
+/* `sapo bench model --family llama` (bench_llama.c; bench_model_main routes there) */
+int bench_llama_main(int argc, char** argv);
 int bench_round_main(int argc, char** argv); /* `sapo bench round` (bench_round.c) */
 
 #endif

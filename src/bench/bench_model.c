@@ -2,7 +2,8 @@
  * KV-cache generation for two model sizes, the GFLOP/s achieved overall and inside sgemm
  * next to this machine's measured sgemm peak, and the same work in PyTorch eager on the
  * same thread count, run in the same invocation and printed as ratios; then the same in the
- * deterministic mode (model.deterministic: det_gemm, no BLAS) and its cost as a ratio. */
+ * deterministic mode (model.deterministic: det_gemm, no BLAS) and its cost as a ratio.
+ * `--family llama` hands the whole command line to bench_llama.c. */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -212,10 +213,12 @@ static const CliOption OPTIONS[] = {
     {"mode", "M", "fast | det | both (default both): the default numerics, the deterministic\n"
                   "mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; the\n"
                   "mm columns are then det_gemm's rate), or both with the cost as a ratio"},
+    {"family", "NAME", "byte_gpt (default): this benchmark; llama: the Llama/Qwen2 family against\n"
+                       "transformers (see `sapo bench model --family llama --help`)"},
     {NULL, NULL, NULL},
 };
 enum { OPT_SIZE, OPT_CTX, OPT_BATCH, OPT_PROMPT, OPT_NEW, OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_BACKEND,
-       OPT_NO_TORCH, OPT_MODE };
+       OPT_NO_TORCH, OPT_MODE, OPT_FAMILY };
 
 static void usage(FILE* out) {
     fprintf(out,
@@ -248,6 +251,11 @@ static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* size
             parsed = -1;
         }
     }
+    const char* family = a.opt[OPT_FAMILY];
+    if (parsed == 0 && family && strcmp(family, "byte_gpt")) {
+        fprintf(stderr, "sapo bench model: --family '%s': expected byte_gpt or llama\n", family);
+        parsed = -1;
+    }
     const char* size = a.opt[OPT_SIZE];
     if (parsed == 0 && size) {
         if (sscanf(size, "%d,%d,%d", &sizes[0].layers, &sizes[0].heads, &sizes[0].dmodel) != 3 ||
@@ -263,7 +271,18 @@ static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* size
     return parsed;
 }
 
+/* The value of --family NAME (or --family=NAME) in argv, or NULL. */
+static const char* family_arg(int argc, char** argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--family")) return i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strncmp(argv[i], "--family=", 9)) return argv[i] + 9;
+    }
+    return NULL;
+}
+
 int bench_model_main(int argc, char** argv) {
+    const char* family = family_arg(argc, argv);
+    if (family && !strcmp(family, "llama")) return bench_llama_main(argc, argv);
     BenchOptions o = {.ctx = 128, .batch = 64, .prompt = 32, .new_tokens = 96, .warmup = 1, .repeats = 3,
                       .threads = 1, .torch = 1, .modes = 3, .backend = "cpu"};
     BenchSize sizes[2] = {{2, 4, 64}, {4, 4, 128}};
