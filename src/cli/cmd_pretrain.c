@@ -1,14 +1,18 @@
-/* `sapo pretrain`: the supervised warm-up that stands in for a pretrained LM. Trains a fresh
- * policy on task demonstrations (question -> "<answer>ANSWER</answer>") from tasks.names at
- * tasks.preset on model.backend, writes the checkpoint that `model.init` loads in every
- * node, then measures its pass@1 per task on the run's fixed held-out set, as the nodes do
- * (swarm/evaluation.h). cmd_pretrain, at the end, runs the stages in order: options and
- * config, checks, the checkpoint's path, the model, the steps, the checkpoint and the table. */
+/* `sapo pretrain`: the supervised format warm-up. Trains node 0's policy on task
+ * demonstrations (question -> "<answer>ANSWER</answer>") from tasks.names at tasks.preset on
+ * model.backend, writes the checkpoint that `model.init` loads in every node, then measures
+ * its pass@1 per task on the run's fixed held-out set, as the nodes do (swarm/evaluation.h).
+ * The byte-level GPT starts fresh and reads its demonstrations as bytes; a llama node's model
+ * (model.family = llama) starts from model.hf_dir's weights and reads them as its tokenizer's
+ * ids, the prompt framed by the node's PromptCodec exactly as its generation reads it.
+ * cmd_pretrain, at the end, runs the stages in order: options and config, checks, the
+ * checkpoint's path, the model, the steps, the checkpoint and the table. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "core/check.h"
@@ -18,6 +22,8 @@
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
+#include "model/hf_model.h"
+#include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/budget_check.h"
@@ -44,8 +50,8 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
  * nodes' evaluation, sampled from the stream node 0 evaluates round 0 with: per task in
  * tasks.names order, then the mean over the questions. Returns -1 with err when the set
  * cannot be built. */
-static int report_skill(Model* m, const Config* cfg, const TaskSet* ts, const GenConfig* gen, uint64_t seed, FILE* out,
-                        char* err, size_t errlen) {
+static int report_skill(Model* m, const PromptCodec* codec, const Config* cfg, const TaskSet* ts, const GenConfig* gen,
+                        uint64_t seed, FILE* out, char* err, size_t errlen) {
     SwarmSettings sw = swarm_settings_read(cfg);
     int n = sw.eval_questions;
     uint64_t eval_seed = sw.eval_seed;
@@ -57,8 +63,7 @@ static int report_skill(Model* m, const Config* cfg, const TaskSet* ts, const Ge
     if (evalset_build(&es, ts, eval_seed, n, err, errlen)) return -1;
     RngStream rng = rng_stream(seed, 0, 0, RNG_EVAL);
     double by_task[TASK_N_IDS], tagged[TASK_N_IDS];
-    PromptCodec codec = prompt_codec_byte();
-    double pass1 = evaluation_run(m, &codec, gen, &es, &rng, by_task, tagged);
+    double pass1 = evaluation_run(m, codec, gen, &es, &rng, by_task, tagged);
     fprintf(out,
             "warm-up skill (pass@1, temperature %.2f, on the held-out set of %d questions: run.eval_seed %llu, digest "
             "%016llx):\n",
@@ -88,7 +93,12 @@ static void usage(FILE* out) {
             "model, optim and gen key as node 0 sees it ([node.0] applied, other [node.K] only\n"
             "budget-checked); tasks from [tasks]; starts from node 0's model.init when set\n"
             "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
-            "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n");
+            "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n"
+            "model.family = llama: starts from model.hf_dir's weights (context cut to model.n_ctx)\n"
+            "and trains its token ids: each prompt as the node's chat form (system prompt, the\n"
+            "question as the user's turn, the assistant header), the answer, then the end of turn\n"
+            "(<|im_end|>, else <|endoftext|>); the checkpoint (version 2) loads with the same\n"
+            "model.hf_dir and model.n_ctx in `sapo run ... model.init=`.\n");
     cli_print_options(out, OPTIONS);
 }
 
@@ -105,7 +115,9 @@ typedef struct {
     TaskSet ts;
     const ModelBackend* backend;
     Model* m;
-    GenConfig gen; /* node 0's, stopping at </answer>: the evaluation's */
+    Tokenizer* tok;    /* a llama model's (model.hf_dir/tokenizer.json); NULL: byte-level */
+    PromptCodec codec; /* how the model reads a prompt and its answers: the nodes' */
+    GenConfig gen;     /* node 0's, stopping at </answer> (and a chat model's end of turn): the evaluation's */
     char err[1024];
 } Pretrain;
 
@@ -115,6 +127,7 @@ static int pretrain_end(Pretrain* p, int code) {
     free(p->owned);
     taskset_free(&p->ts);
     model_free(p->m);
+    if (p->tok) tokenizer_free(p->tok);
     config_free(p->cfg);
     return code;
 }
@@ -137,12 +150,45 @@ static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
     return -1;
 }
 
+/* A llama node's model.hf_dir: a directory with a readable config.json and a tokenizer.json,
+ * and room for prompts beside gen.max_new_tokens, as sapo run checks it. 0, or -1 after one
+ * line on stderr. */
+static int pretrain_check_hf(const Pretrain* p) {
+    const NodeSettings* ns = &p->node0;
+    GPTConfig h;
+    char why[512];
+    if (!*ns->hf_dir) {
+        fprintf(stderr, "sapo pretrain: config error: model.family = llama needs model.hf_dir (a Hugging Face "
+                        "directory)\n");
+        return -1;
+    }
+    if (hf_model_shape(ns->hf_dir, ns->model.n_ctx, 0, &h, why, sizeof why)) {
+        fprintf(stderr, "sapo pretrain: config error: model.hf_dir: %s\n", why);
+        return -1;
+    }
+    char* path = path_join(ns->hf_dir, "tokenizer.json");
+    struct stat st;
+    int there = stat(path, &st) == 0;
+    free(path);
+    if (!there) {
+        fprintf(stderr, "sapo pretrain: config error: model.hf_dir %s has no tokenizer.json\n", ns->hf_dir);
+        return -1;
+    }
+    if (ns->model.n_ctx < ns->gen.max_new_tokens + 16) {
+        fprintf(stderr, "sapo pretrain: config error: model.n_ctx = %d leaves no room for prompts beside "
+                        "gen.max_new_tokens = %d\n", ns->model.n_ctx, ns->gen.max_new_tokens);
+        return -1;
+    }
+    return 0;
+}
+
 /* The tasks, the budget and the backend, before any output file. */
 static int pretrain_check(Pretrain* p) {
     if (taskset_build(&p->ts, p->sw.tasks_names, p->sw.tasks_preset, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
         return 2;
     }
+    if (p->node0.family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return 2;
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
      * trains at node 0's settings; the checkpoint serves them all). */
     if (budget_check_config(p->cfg, config_max_node(p->cfg) + 1, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
@@ -186,27 +232,68 @@ static int pretrain_out_path(Pretrain* p) {
     return -1;
 }
 
-/* The model at node 0's shape on its backend, from model.init when set, and the line that
- * says what is trained. */
+/* A llama node's model: model.hf_dir's weights and tokenizer at node 0's context, and the
+ * chat codec a node generates through (its answers also end at the end of turn). */
+static int pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
+    const GPTConfig* gc = &p->node0.model;
+    HfModel h;
+    if (hf_model_open(&h, p->node0.hf_dir, p->backend, cap, gc->n_ctx, gc->deterministic, 1, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: model.hf_dir: %s\n", p->err);
+        return 2;
+    }
+    p->m = h.model;
+    p->tok = h.tokenizer;
+    p->codec = prompt_codec_chat(p->tok, PROMPT_CODEC_SYSTEM);
+    p->gen.stop_ids = p->codec.stops;
+    p->gen.n_stop_ids = p->codec.stops[1] >= 0 ? 2 : 1;
+    p->gen.tokenizer = p->tok;
+    return -1;
+}
+
+/* The model at node 0's shape on its backend (a llama node's from model.hf_dir), from
+ * model.init when set, and the line that says what is trained. */
 static int pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
     const GPTConfig* gc = &p->node0.model;
+    int llama = p->node0.family == MODEL_FAMILY_LLAMA;
     p->gen = p->node0.gen;
     p->gen.stop = COMPLETION_STOP;
-    /* one demonstration per group; evaluation generates for up to 64 prompts at once */
-    ModelCapacity cap =
-        model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens, 64, 64);
-    p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
+    /* one demonstration per group; evaluation generates for up to 64 prompts at once (a
+     * llama model: 16, as a node does, its KV cache being far larger) */
+    int eval_rows = llama ? 16 : 64;
+    ModelCapacity cap = model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens,
+                                           eval_rows, eval_rows);
+    if (llama) {
+        int code = pretrain_open_hf(p, &cap);
+        if (code >= 0) return code;
+    } else {
+        p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
+        p->codec = prompt_codec_byte();
+    }
     const char* init = p->node0.init; /* continue a warm-up, e.g. to specialise it */
     if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
         return 2;
     }
-    printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %d layers, d_model %d, "
+    printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %s%s%d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
-           p->sw.pretrain.steps, p->sw.pretrain.batch, p->ts.n, task_preset_name(p->sw.tasks_preset), gc->n_layer,
-           gc->d_model, gc->n_ctx, p->m->num_params, p->sw.pretrain.lr);
+           p->sw.pretrain.steps, p->sw.pretrain.batch, p->ts.n, task_preset_name(p->sw.tasks_preset),
+           llama ? p->node0.hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
+           p->sw.pretrain.lr);
     return -1;
+}
+
+/* A llama model's demonstration of q whose completion text is demo, as ids: the prompt as the
+ * codec frames it for generation (at most n_ctx - gen.max_new_tokens tokens, into
+ * prompt_ids), the completion encoded by the tokenizer (heap tk->completion). */
+static SftTokens pretrain_tokens(const Pretrain* p, const Question* q, const char* demo, int* prompt_ids) {
+    int T = p->node0.model.n_ctx, max_new = p->gen.max_new_tokens;
+    SftTokens tk = {.prompt = prompt_ids};
+    tk.prompt_len = prompt_codec_encode(&p->codec, q->prompt, prompt_ids, T - max_new);
+    int* ids;
+    prompt_codec_encode_text(&p->codec, demo, &ids, &tk.completion_len);
+    tk.completion = ids;
+    return tk;
 }
 
 /* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
@@ -220,6 +307,9 @@ static void pretrain_train(Pretrain* p) {
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);
+    /* a llama model's demonstrations as ids (the byte-level GPT's are the texts of ex) */
+    SftTokens* tk = p->tok ? callocCheck(B, sizeof *tk) : NULL;
+    int* prompt_ids = p->tok ? mallocCheck(sizeof(int) * (size_t)B * T) : NULL;
     Packer pk;
     packer_init(&pk, p->m, 0, 1);
     float *lp = mallocCheck(sizeof(float) * pk.cap_tokens), *dlp = mallocCheck(sizeof(float) * pk.cap_tokens);
@@ -230,19 +320,25 @@ static void pretrain_train(Pretrain* p) {
             if (!draw_demonstrable(&p->ts, &rng, &qs[b]))
                 sapo_die("no task in tasks.names has a stored answer to demonstrate");
             demos[b] = answer_demonstration(cJSON_GetObjectItem(qs[b].entry, "answer")->valuestring);
-            ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
+            if (tk) tk[b] = pretrain_tokens(p, &qs[b], demos[b], prompt_ids + (size_t)b * T);
+            else ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
         }
-        float loss = sft_accumulate(p->m, &pk, ex, B, lp, dlp);
+        float loss = tk ? sft_accumulate_ids(p->m, &pk, tk, B, lp, dlp) : sft_accumulate(p->m, &pk, ex, B, lp, dlp);
         model_step(p->m, &hp, clip);
         ema = step == 1 ? loss : 0.98 * ema + 0.02 * loss;
         for (int b = 0; b < B; b++) {
             free(demos[b]);
+            if (tk) free((int*)tk[b].completion);
             question_free(&qs[b]);
         }
         double now = clock_now();
         if (!p->quiet && (now - last_print > 5.0 || step == steps)) {
             double rate = step / (now - t0);
-            printf("step %6d/%d  loss %.4f (avg %.4f)  %.1f steps/s  ETA %.0fs\n", step, steps, loss, ema, rate,
+            /* under a step a second (a real model on a CPU), the seconds a step takes */
+            char speed[32];
+            if (rate >= 1.0) snprintf(speed, sizeof speed, "%.1f steps/s", rate);
+            else snprintf(speed, sizeof speed, "%.1f s/step", 1.0 / rate);
+            printf("step %6d/%d  loss %.4f (avg %.4f)  %s  ETA %.0fs\n", step, steps, loss, ema, speed,
                    (steps - step) / rate);
             fflush(stdout);
             last_print = now;
@@ -251,6 +347,8 @@ static void pretrain_train(Pretrain* p) {
     free(qs);
     free(ex);
     free(demos);
+    free(tk);
+    free(prompt_ids);
     packer_free(&pk);
     free(lp);
     free(dlp);
@@ -262,7 +360,7 @@ static int pretrain_finish(Pretrain* p) {
         fprintf(stderr, "sapo pretrain: %s\n", p->err);
         return 1;
     }
-    if (report_skill(p->m, p->cfg, &p->ts, &p->gen, p->sw.seed, stdout, p->err, sizeof p->err)) {
+    if (report_skill(p->m, &p->codec, p->cfg, &p->ts, &p->gen, p->sw.seed, stdout, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: evaluation set: %s\n", p->err);
         return 1;
     }

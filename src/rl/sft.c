@@ -1,4 +1,5 @@
-/* Supervised warm-up helpers (see sft.h). */
+/* Supervised warm-up helpers: byte-level row packing, the masked loss, and the packed step
+ * over text or token-id demonstrations (see sft.h). */
 #include "rl/sft.h"
 
 #include <stdlib.h>
@@ -54,10 +55,9 @@ float sft_loss_grad(const float* logprobs, const int* targets, int n, float* dlo
     return count ? (float)(loss / count) : 0.0f;
 }
 
-float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* lp, float* dlp) {
-    TrainGroup* groups = mallocCheck((size_t)(n > 0 ? n : 1) * sizeof *groups);
-    for (int i = 0; i < n; i++) groups[i] = (TrainGroup){.prompt = ex[i].prompt, .n = 1, .completions = &ex[i].completion};
-    long total = pack_count_loss_tokens(groups, n, m->cfg.n_ctx, 1);
+/* The supervised step over n groups of one completion each, whichever form they hold. */
+static float sft_accumulate_groups(Model* m, Packer* pk, const TrainGroup* groups, int n, float* lp, float* dlp) {
+    long total = pack_count_loss_tokens(groups, n, m->cfg.n_ctx, pk->append_eos);
     model_zero_grad(m);
     double loss = 0.0;
     PackCursor cur = {0};
@@ -71,6 +71,26 @@ float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* l
         }
         model_backward(m, dlp);
     }
-    free(groups);
     return total > 0 ? (float)(loss / (double)total) : 0.0f;
+}
+
+float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* lp, float* dlp) {
+    TrainGroup* groups = mallocCheck((size_t)(n > 0 ? n : 1) * sizeof *groups);
+    for (int i = 0; i < n; i++) groups[i] = (TrainGroup){.prompt = ex[i].prompt, .n = 1, .completions = &ex[i].completion};
+    float loss = sft_accumulate_groups(m, pk, groups, n, lp, dlp);
+    free(groups);
+    return loss;
+}
+
+float sft_accumulate_ids(Model* m, Packer* pk, const SftTokens* ex, int n, float* lp, float* dlp) {
+    TrainGroup* groups = mallocCheck((size_t)(n > 0 ? n : 1) * sizeof *groups);
+    for (int i = 0; i < n; i++)
+        groups[i] = (TrainGroup){.n = 1,
+                                 .prompt_ids = ex[i].prompt,
+                                 .prompt_len = ex[i].prompt_len,
+                                 .completion_ids = &ex[i].completion,
+                                 .completion_lens = &ex[i].completion_len};
+    float loss = sft_accumulate_groups(m, pk, groups, n, lp, dlp);
+    free(groups);
+    return loss;
 }

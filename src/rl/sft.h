@@ -1,5 +1,6 @@
-/* Supervised training on (prompt, completion) text pairs: the warm-up that gives a fresh
- * policy partial skill before RL. Loss only on completion tokens and the final TOK_EOS. */
+/* Supervised training on (prompt, completion) pairs, as text (the byte-level GPT's tokens are
+ * its bytes) or as a BPE model's token ids: the warm-up that gives a policy partial skill and
+ * the answer format before RL. Loss only on completion tokens and the final end token. */
 #ifndef SAPO_RL_SFT_H
 #define SAPO_RL_SFT_H
 
@@ -10,6 +11,15 @@ typedef struct {
     const char* prompt;
     const char* completion;
 } SftExample;
+
+/* One demonstration as token ids (a BPE model's), without the model's start or end token
+ * (TokenRoles): the packer adds them. */
+typedef struct {
+    const int* prompt;
+    int prompt_len;
+    const int* completion;
+    int completion_len;
+} SftTokens;
 
 /* Packs one sequence [BOS] prompt completion [EOS if append_eos] into a row of T tokens,
  * shifted into inputs/targets, with prompt targets and padding set to TOK_PAD. A prompt
@@ -29,5 +39,7 @@ float sft_loss_grad(const float* logprobs, const int* targets, int n, float* dlo
  * accumulates d(mean NLL over every completion token and EOS)/d(params). lp and dlp hold
  * pk->cap_tokens floats. Returns the loss. */
 float sft_accumulate(Model* m, Packer* pk, const SftExample* ex, int n, float* lp, float* dlp);
+/* sft_accumulate on demonstrations given as token ids. */
+float sft_accumulate_ids(Model* m, Packer* pk, const SftTokens* ex, int n, float* lp, float* dlp);
 
 #endif

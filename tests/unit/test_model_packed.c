@@ -201,7 +201,8 @@ static void test_trainer_micro_batches(void) {
     model_free(small);
 }
 
-/* Supervised packing (EOS trained) equals the padded supervised batch of sft_pack. */
+/* Supervised packing (EOS trained) equals the padded supervised batch of sft_pack, and the
+ * same demonstrations given as token ids (sft_accumulate_ids) give the same bits. */
 static void test_sft_packed(void) {
     SftExample ex[4] = {{"12+30=", "42"}, {"", "empty prompt"}, {"abc", ""}, {"hello\n", "<answer>world</answer>"}};
     Model* a = model_with(0, 5);
@@ -220,9 +221,22 @@ static void test_sft_packed(void) {
     printf("supervised: packed loss %.7f, padded %.7f\n", la, lb);
     EXPECT(fabsf(la - lb) <= 1e-6f, "supervised loss %.8f vs %.8f", la, lb);
     compare_grads("supervised packed vs padded", a, b, 1e-5);
+    /* the same demonstrations as token ids (a byte model's ids are the bytes): the same bits */
+    Model* c = model_with(0, 5);
+    int ids[4][64];
+    SftTokens tk[4];
+    for (int i = 0; i < 4; i++) {
+        int np = tok_encode(ex[i].prompt, ids[i], 32), nc = tok_encode(ex[i].completion, ids[i] + 32, 32);
+        tk[i] = (SftTokens){.prompt = ids[i], .prompt_len = np, .completion = ids[i] + 32, .completion_len = nc};
+    }
+    float lc = sft_accumulate_ids(c, &pk, tk, 4, lp, dlp);
+    EXPECT(la == lc, "supervised loss from ids %.8f vs text %.8f", lc, la);
+    EXPECT(!memcmp(a->grads_memory, c->grads_memory, sizeof(float) * a->num_params),
+           "supervised gradients from ids differ from those of the same text");
     packer_free(&pk);
     model_free(a);
     model_free(b);
+    model_free(c);
 }
 
 /* Grouped generation (one prompt cache read by L rows) gives the tokens of one prompt per
