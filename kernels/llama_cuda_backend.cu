@@ -240,6 +240,13 @@ void lcuda_op_decode_attention(void* ctx, float* y, const float* qkv, const floa
                               d->prefix, d->prefix_len, d->pos, d->n, *sh, prefix_slot, row_slot, n_ctx);
 }
 
+/* A decode step's products: cuBLAS as every other product (the CPU's few-row kernel is a
+ * host-side answer to sgemm's repacking). */
+static void lcuda_op_decode_matmul(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N,
+                                   int IC, int OC) {
+    CUDA_BLOCK_OPS.matmul_forward(ctx, out, inp, w, bias, N, IC, OC);
+}
+
 /* In the order of LlamaOps' fields. */
 const LlamaOps LLAMA_CUDA_OPS = {
     &CUDA_BLOCK_OPS,
@@ -259,6 +266,7 @@ const LlamaOps LLAMA_CUDA_OPS = {
     lcuda_op_logprob_backward,
     lcuda_op_prefill_kv_store,
     lcuda_op_decode_kv_store,
+    lcuda_op_decode_matmul,
     lcuda_op_decode_attention,
 };
 

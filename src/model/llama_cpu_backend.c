@@ -13,6 +13,7 @@
 #include "model/family.h"
 #include "model/llama_layers.h"
 #include "model/llama_loop.h"
+#include "model/small_gemm.h"
 
 typedef struct {
     LlamaParams p, g;     /* named views of the model's host buffers */
@@ -223,6 +224,12 @@ static void op_decode_attention(void* ctx, float* y, const float* qkv, const flo
                          n_ctx, det_of(ctx));
 }
 
+static void op_decode_matmul(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                             int OC) {
+    if (det_of(ctx) || N > SMALL_GEMM_MAX_ROWS) CPU_BLOCK_OPS.matmul_forward(ctx, out, inp, w, bias, N, IC, OC);
+    else small_gemm(out, inp, w, bias, N, IC, OC);
+}
+
 static const LlamaOps LLAMA_CPU_OPS = {
     .common = &CPU_BLOCK_OPS,
     .embed_forward = op_embed_forward,
@@ -241,6 +248,7 @@ static const LlamaOps LLAMA_CPU_OPS = {
     .logprob_backward = op_logprob_backward,
     .prefill_kv_store = op_prefill_kv_store,
     .decode_kv_store = op_decode_kv_store,
+    .decode_matmul = op_decode_matmul,
     .decode_attention = op_decode_attention,
 };
 

@@ -91,6 +91,10 @@ typedef struct {
                              size_t prefix_slot);
     void (*decode_kv_store)(void* ctx, float* krow, float* vrow, const float* qkv, const DecodeStep* d,
                             const GPTConfig* c, size_t row_slot);
+    /* A decode step's products of a few rows (matmul_forward's meaning; the CPU streams each
+     * weight row once instead of repacking the matrix, model/small_gemm.h). */
+    void (*decode_matmul)(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                          int OC);
     void (*decode_attention)(void* ctx, float* y, const float* qkv, const float* kprefix, const float* vprefix,
                              const float* krow, const float* vrow, const DecodeStep* d, const AttnShape* sh,
                              size_t prefix_slot, size_t row_slot, int n_ctx);
@@ -252,23 +256,23 @@ static inline void llama_decode(const LlamaOps* op, void* ctx, const LlamaDecode
         float* kr = a->krow + l * rlay;
         float* vr = a->vrow + l * rlay;
         op->rmsnorm_forward(ctx, a->xn, a->rstd, a->x, p->ln1w + l * C, n, C, c->norm_eps);
-        k->matmul_forward(ctx, a->qkv, a->xn, p->qkvw + (size_t)l * QKV * C,
+        op->decode_matmul(ctx, a->qkv, a->xn, p->qkvw + (size_t)l * QKV * C,
                           c->qkv_bias ? p->qkvb + (size_t)l * QKV : NULL, n, C, QKV);
         op->rope_forward(ctx, a->qkv, d->pos, n, c);
         op->decode_kv_store(ctx, kr, vr, a->qkv, d, c, rslot);
         op->decode_attention(ctx, a->y, a->qkv, a->kprefix + l * play, a->vprefix + l * play, kr, vr, d, &sh, pslot,
                              rslot, c->n_ctx);
-        k->matmul_forward(ctx, a->tmp, a->y, p->ow + (size_t)l * C * QD, c->o_bias ? p->ob + (size_t)l * C : NULL, n,
+        op->decode_matmul(ctx, a->tmp, a->y, p->ow + (size_t)l * C * QD, c->o_bias ? p->ob + (size_t)l * C : NULL, n,
                           QD, C);
         k->residual_forward(ctx, a->x, a->x, a->tmp, nC);
         op->rmsnorm_forward(ctx, a->xn, a->rstd, a->x, p->ln2w + l * C, n, C, c->norm_eps);
-        k->matmul_forward(ctx, a->gu, a->xn, p->gateupw + (size_t)l * 2 * F * C, NULL, n, C, 2 * F);
+        op->decode_matmul(ctx, a->gu, a->xn, p->gateupw + (size_t)l * 2 * F * C, NULL, n, C, 2 * F);
         op->swiglu_forward(ctx, a->h, a->gu, n, F);
-        k->matmul_forward(ctx, a->tmp, a->h, p->downw + (size_t)l * C * F, NULL, n, F, C);
+        op->decode_matmul(ctx, a->tmp, a->h, p->downw + (size_t)l * C * F, NULL, n, F, C);
         k->residual_forward(ctx, a->x, a->x, a->tmp, nC);
     }
     op->rmsnorm_forward(ctx, a->xn, a->rstd, a->x, p->normw, n, C, c->norm_eps);
-    k->matmul_forward(ctx, logits, a->xn, llama_out_weight(c, p), NULL, n, C, c->vocab);
+    op->decode_matmul(ctx, logits, a->xn, llama_out_weight(c, p), NULL, n, C, c->vocab);
 }
 
 #ifdef __cplusplus
