@@ -277,7 +277,7 @@ void lcuda_send_layout(Model* m, const PackedBatch* pb) {
     LlamaCudaState* s = (LlamaCudaState*)m->state;
     const GPTConfig* c = &m->cfg;
     int N = pb->n_tokens, NS = pb->n_segments, V = c->vocab;
-    cuda_check_batch(m, pb, LLAMA_NO_TARGET);
+    cuda_check_batch(m, pb, m->roles.none);
     if (NS > s->seg_cap) {
         s->seg_cap = NS;
         free(s->h_segs);
@@ -305,7 +305,7 @@ void lcuda_send_layout(Model* m, const PackedBatch* pb) {
     int* targets = (int*)h;
     s->n_head_rows = 0;
     for (int i = 0; i < N; i++) {
-        if (pb->targets[i] == LLAMA_NO_TARGET) continue;
+        if (pb->targets[i] == m->roles.none) continue;
         rows[s->n_head_rows] = i;
         targets[s->n_head_rows++] = pb->targets[i];
     }

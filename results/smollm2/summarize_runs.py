@@ -1,34 +1,73 @@
-# The numbers of results/smollm2/README.md from its two run directories (results/runs/smollm2-ARM,
-# not in git): python3 results/smollm2/summarize_runs.py 2L2E 4L0E
-import sys, h5py, numpy as np, math
+"""The numbers of results/smollm2/README.md, from a committed per-round summary.
+
+  python3 results/smollm2/summarize_runs.py export 2L2E 4L0E > results/smollm2/rounds.csv
+      (from the run directories results/runs/smollm2-ARM, not in git: one row per arm, node, round)
+  python3 results/smollm2/summarize_runs.py report results/smollm2/rounds.csv
+      (the README's table and lines, regenerated from rounds.csv alone)
+"""
+import csv, math, sys
+import numpy as np
 from scipy import stats
-def load(run):
-    own, t, ev, ext, reenc = [], [], [], [], []
-    for k in range(2):
-        with h5py.File(f"{run}/node_{k:04d}.h5", "r") as f:
-            own.append(np.asarray(f["reward_own"])); t.append(np.asarray(f["t_round"]))
-            ev.append(np.asarray(f["eval_pass1"])); ext.append(np.asarray(f["external_used"]))
-            reenc.append(np.asarray(f["external_reencoded"]))
-    return np.array(own), np.array(t), np.array(ev), np.array(ext), np.array(reenc)
-def ci(x):
-    m = x.mean(); h = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-    return m, m - h, m + h
-res = {}
-for arm in sys.argv[1:]:
-    own, t, ev, ext, reenc = load(f"results/runs/smollm2-{arm}")
-    node_mean = own.mean(axis=0)  # per round, mean of the 2 nodes
-    first, last = node_mean[:10], node_mean[-10:]
+
+COLUMNS = ("reward_own", "t_round", "eval_pass1", "external_used", "external_reencoded", "groups_rejected")
+
+
+def export(arms):
+    import h5py
+    w = csv.writer(sys.stdout)
+    w.writerow(("arm", "node", "round") + COLUMNS)
+    for arm in arms:
+        for k in range(2):
+            with h5py.File(f"results/runs/smollm2-{arm}/node_{k:04d}.h5", "r") as f:
+                cols = [np.asarray(f[c]) for c in COLUMNS]
+                for r in range(len(cols[0])):
+                    w.writerow([arm, k, r] + [f"{c[r]:.9g}" for c in cols])
+
+
+def welch(first, last):
     d = last.mean() - first.mean()
-    se = math.sqrt(first.var(ddof=1) / 10 + last.var(ddof=1) / 10)
-    dfw = se**4 / ((first.var(ddof=1) / 10) ** 2 / 9 + (last.var(ddof=1) / 10) ** 2 / 9)
-    h = stats.t.ppf(0.975, dfw) * se
-    print(f"{arm}: rounds {own.shape[1]}, own reward mean {node_mean.mean():.3f}; rounds 1-10 {first.mean():.3f}, "
-          f"31-40 {last.mean():.3f}, last - first {d:+.3f} [95% CI {d-h:+.3f}, {d+h:+.3f}] (Welch over rounds)")
-    print(f"  eval pass@1 per node at rounds 10/20/30/40: {np.round(ev[:, 9::10], 3).tolist()}")
-    print(f"  s/round mean {t.mean():.1f} (node 0 {t[0].mean():.1f}, node 1 {t[1].mean():.1f}); external used/round {ext.mean():.2f}, re-encoded {np.nansum(reenc):.0f}")
-    res[arm] = node_mean
-if len(res) == 2:
-    a, b = list(res)
-    diff = res[a] - res[b]
-    m, lo, hi = ci(diff)
-    print(f"paired by round, {a} - {b}: {m:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] over {len(diff)} rounds")
+    va, vb = first.var(ddof=1) / len(first), last.var(ddof=1) / len(last)
+    df = (va + vb) ** 2 / (va ** 2 / (len(first) - 1) + vb ** 2 / (len(last) - 1))
+    h = stats.t.ppf(0.975, df) * math.sqrt(va + vb)
+    return d, d - h, d + h
+
+
+def report(path):
+    rows = list(csv.DictReader(open(path)))
+    arms = sorted({r["arm"] for r in rows})
+    by_arm = {}
+    print("| arm | own reward, rounds 1-10 | rounds 31-40 | last - first [95% CI] | s / round | external groups used / round | re-encoded | rejected |")
+    print("|---|---|---|---|---|---|---|---|")
+    for arm in arms:
+        a = [r for r in rows if r["arm"] == arm]
+        n_round = max(int(r["round"]) for r in a) + 1
+        own = np.zeros((2, n_round))
+        for r in a:
+            own[int(r["node"]), int(r["round"])] = float(r["reward_own"])
+        mean = own.mean(axis=0)  # the 2 nodes' mean each round
+        by_arm[arm] = mean
+        d, lo, hi = welch(mean[:10], mean[-10:])
+        t = np.mean([float(r["t_round"]) for r in a])
+        ext = np.mean([float(r["external_used"]) for r in a])
+        reenc = sum(float(r["external_reencoded"]) for r in a)
+        rej = sum(float(r["groups_rejected"]) for r in a)
+        print(f"| {arm} | {mean[:10].mean():.3f} | {mean[-10:].mean():.3f} | {d:+.3f} [{lo:+.3f}, {hi:+.3f}] | "
+              f"{t:.1f} | {ext:.2f} | {reenc:.0f} | {rej:.0f} |")
+    for arm in arms:
+        ev = sorted((int(r["round"]), int(r["node"]), float(r["eval_pass1"])) for r in rows
+                    if r["arm"] == arm and r["eval_pass1"] != "nan")
+        print(f"\n{arm}: held-out pass@1 (round, node, pass@1): " + ", ".join(f"({r + 1}, {k}, {v:.3f})" for r, k, v in ev))
+    if len(arms) == 2:
+        diff = by_arm[arms[0]] - by_arm[arms[1]]
+        m = diff.mean()
+        h = stats.t.ppf(0.975, len(diff) - 1) * diff.std(ddof=1) / math.sqrt(len(diff))
+        print(f"\npaired by round, {arms[0]} - {arms[1]}: {m:+.3f} [95% CI {m - h:+.3f}, {m + h:+.3f}] over {len(diff)} rounds")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "export":
+        export(sys.argv[2:])
+    elif len(sys.argv) == 3 and sys.argv[1] == "report":
+        report(sys.argv[2])
+    else:
+        sys.exit(__doc__)

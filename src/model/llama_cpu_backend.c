@@ -184,12 +184,11 @@ static void op_scatter_add_rows(void* ctx, float* dst, const float* src, const i
 }
 static void op_logprob_forward(void* ctx, float* lp, float* probs, const float* logits, const int* targets, int n, int V,
                                float scale) {
-    logprob_forward(lp, probs, logits, targets, n, V, -1, scale, det_of(ctx));
+    logprob_forward(lp, probs, logits, targets, n, V, ((Model*)ctx)->roles.none, scale, det_of(ctx));
 }
 static void op_logprob_backward(void* ctx, float* dlogits, const float* dlp, const float* probs, const int* targets,
                                 int n, int V, float scale) {
-    (void)ctx;
-    logprob_backward(dlogits, dlp, probs, targets, n, V, -1, scale);
+    logprob_backward(dlogits, dlp, probs, targets, n, V, ((Model*)ctx)->roles.none, scale);
 }
 static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N,
                                 const GPTConfig* c, size_t prefix_slot) {
@@ -281,7 +280,7 @@ static void lcpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     llama_final_norm(&LLAMA_CPU_OPS, m, &s->a, &s->p, &m->cfg, s->N);
     s->n_head_rows = 0;
     for (int i = 0; i < s->N; i++) {
-        if (pb->targets[i] < 0) continue;
+        if (pb->targets[i] == m->roles.none) continue;
         s->head_rows[s->n_head_rows] = i;
         s->head_targets[s->n_head_rows++] = pb->targets[i];
     }
