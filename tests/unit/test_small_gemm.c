@@ -1,8 +1,10 @@
 /* The few-row product of decode steps (model/small_gemm.h) against a double-precision sum,
  * for row counts 1..SMALL_GEMM_MAX_ROWS and widths that are and are not multiples of its
- * vector width, with and without a bias. */
+ * vector width, with and without a bias; and each row's result bit for bit the same whatever
+ * rows share the call (a completion's tokens must not depend on how many are decoded beside it). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/rng.h"
 #include "model/small_gemm.h"
@@ -16,6 +18,7 @@ int main(void) {
         for (int M = 1; M <= SMALL_GEMM_MAX_ROWS; M += 7) {
             int IC = widths[wi], OC = 23;
             float *x = malloc(sizeof(float) * M * IC), *w = malloc(sizeof(float) * OC * IC), b[23], *y = malloc(sizeof(float) * M * OC);
+            float alone[23];
             for (int i = 0; i < M * IC; i++) x[i] = rng_normal(&rng);
             for (int i = 0; i < OC * IC; i++) w[i] = rng_normal(&rng);
             for (int o = 0; o < OC; o++) b[o] = rng_normal(&rng);
@@ -33,6 +36,11 @@ int main(void) {
                         EXPECT(err < 1e-6, "M %d IC %d bias %d: out[%d][%d] = %.9g, want %.9g", M, IC, with_bias, m, o,
                                y[m * OC + o], want);
                     }
+                for (int m = 0; m < M; m++) {
+                    small_gemm(alone, x + (size_t)m * IC, w, with_bias ? b : NULL, 1, IC, OC);
+                    EXPECT(memcmp(alone, y + (size_t)m * OC, sizeof alone) == 0,
+                           "M %d IC %d bias %d: row %d differs from the same row alone", M, IC, with_bias, m);
+                }
             }
             free(x);
             free(w);
