@@ -2,6 +2,7 @@
 #include "io/atomic_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,30 @@ static char* temp_path(const char* path) {
     char* tmp = mallocCheck(n);
     snprintf(tmp, n, "%s.tmp", path);
     return tmp;
+}
+
+/* The directory that holds path: what precedes its last '/', or "." without one. */
+static int open_parent_dir(const char* path) {
+    const char* slash = strrchr(path, '/');
+    if (!slash) return open(".", O_RDONLY | O_DIRECTORY);
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char* dir = mallocCheck(n + 1);
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    free(dir);
+    return fd;
+}
+
+int atomic_rename(const char* tmp, const char* path) {
+    if (rename(tmp, path) != 0) return errno;
+    /* The rename is an entry of the directory: durable only once the directory is synced.
+     * EINVAL: a file system that cannot sync directories; nothing to wait for. */
+    int fd = open_parent_dir(path), e = 0;
+    if (fd < 0) return errno;
+    if (fsync(fd) != 0 && errno != EINVAL) e = errno;
+    close(fd);
+    return e;
 }
 
 FILE* atomic_file_begin(const char* path, char* err, size_t errlen) {
@@ -31,8 +56,8 @@ int atomic_file_commit(FILE* f, const char* path, char* err, size_t errlen) {
     /* Durable before it is visible. EINVAL: the file cannot be synced (a device): nothing to wait for. */
     if (!e && fsync(fileno(f)) != 0 && errno != EINVAL) e = errno;
     if (fclose(f) != 0 && !e) e = errno;
-    if (!e && rename(tmp, path) != 0) e = errno;
-    if (e) unlink(tmp);
+    if (!e) e = atomic_rename(tmp, path);
+    if (e) unlink(tmp); /* a no-op when the rename was done and the directory sync failed */
     free(tmp);
     return e ? set_error(err, errlen, "cannot write %s: %s", path, strerror(e)) : 0;
 }

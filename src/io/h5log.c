@@ -38,6 +38,8 @@
  * is kept for calls that only fail on a broken library (property lists, dataspaces). */
 #include "io/h5log.h"
 
+#include "io/atomic_file.h"
+
 #include <errno.h>
 #include <hdf5.h>
 #include <math.h>
@@ -649,8 +651,8 @@ int h5log_write_run_index(const char* run_h5_path, int n_nodes, const char* cons
         if (!rc && write_number_attr(file, "n_nodes", H5T_STD_I64LE, H5T_NATIVE_INT64, &nn))
             rc = h5fail(err, errlen, run_h5_path, "cannot write attribute n_nodes");
         if (H5Fclose(file) < 0 && !rc) rc = h5fail(err, errlen, run_h5_path, "cannot close the run index");
-        if (!rc && rename(tmp, run_h5_path) != 0)
-            rc = set_error(err, errlen, "h5log: %s: cannot move %s over it: %s", run_h5_path, tmp, strerror(errno));
+        int e = rc ? 0 : atomic_rename(tmp, run_h5_path);
+        if (e) rc = set_error(err, errlen, "h5log: %s: cannot move %s over it: %s", run_h5_path, tmp, strerror(e));
         if (rc) unlink(tmp);
     }
     quiet_end(q);
