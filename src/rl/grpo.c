@@ -80,11 +80,38 @@ float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, Grp
     return (float)(loss * inv + (tk->ref ? gc->kl * kl_sum * inv : 0.0));
 }
 
+int grpo_ftis_filter(const Packer* pk, const float* prox, const GrpoConfig* gc, float* adv, int* considered) {
+    const PackedBatch* pb = &pk->pb;
+    memcpy(adv, pk->weight, (size_t)pb->n_tokens * sizeof(float));
+    int dropped = 0;
+    *considered = 0;
+    for (int s = 0; s < pb->n_segments; s++) {
+        const Segment* sg = &pb->segs[s];
+        if (pk->loss_id[sg->start] < 0) continue; /* a prompt */
+        double k3 = 0.0;
+        int n = 0;
+        for (int i = sg->start; i < sg->start + sg->len; i++) {
+            if (isnan(pk->behaviour[i])) continue;
+            float d = prox[i] - pk->behaviour[i]; /* log rho */
+            k3 += (double)grpo_exp(gc, d) - 1.0 - d;
+            n++;
+        }
+        if (n == 0) continue; /* self-sampled, or no behaviour log-probs sent */
+        (*considered)++;
+        /* a completion's weight is the same at each of its tokens; +inf (a lying mu) drops too */
+        if (pk->weight[sg->start] < 0.0f && !(k3 / n <= gc->ftis_kl)) {
+            for (int i = sg->start; i < sg->start + sg->len; i++) adv[i] = 0.0f;
+            dropped++;
+        }
+    }
+    return dropped;
+}
+
 struct GrpoTrainer {
     Model* policy;
     Model* ref;
     Packer pk;
-    float *lp, *reflp, *dlp, *old_mb, *ref_mb; /* (micro-batch tokens) */
+    float *lp, *reflp, *dlp, *old_mb, *ref_mb, *adv_mb; /* (micro-batch tokens) */
     float *old, *ref_all;                      /* (loss tokens of the whole batch), grown on demand */
     long cap_loss;
 };
@@ -103,6 +130,7 @@ GrpoTrainer* grpo_trainer_create(Model* policy, Model* ref) {
     t->dlp = mallocCheck(n * sizeof(float));
     t->old_mb = mallocCheck(n * sizeof(float));
     t->ref_mb = mallocCheck(n * sizeof(float));
+    t->adv_mb = mallocCheck(n * sizeof(float));
     return t;
 }
 
@@ -114,6 +142,7 @@ void grpo_trainer_free(GrpoTrainer* t) {
     free(t->dlp);
     free(t->old_mb);
     free(t->ref_mb);
+    free(t->adv_mb);
     free(t->old);
     free(t->ref_all);
     free(t);
@@ -132,6 +161,7 @@ static void gather_loss_tokens(const Packer* pk, float* mb, const float* global)
 GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc_in,
                      const AdamWConfig* hp, float max_norm, long steps_before) {
     GrpoStats st = {0};
+    st.ftis_dropped = NAN;
     Model* m = t->policy;
     GrpoConfig gcd = *gc_in;
     gcd.deterministic = gcd.deterministic || m->cfg.deterministic;
@@ -147,7 +177,7 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
         t->ref_all = mallocCheck((size_t)total * sizeof(float));
     }
     int use_ref = gc->kl > 0.0f && t->ref;
-    long clipped_total = 0, clip_tokens = 0, is_tokens = 0, is_capped = 0;
+    long clipped_total = 0, clip_tokens = 0, is_tokens = 0, is_capped = 0, ftis_seen = 0, ftis_dropped = 0;
     double is_sum = 0.0;
     t->pk.logit_scale = gc->logit_scale > 0.0f ? gc->logit_scale : 1.0f;
     for (int epoch = 0; epoch < gc->ppo_epochs; epoch++) {
@@ -169,9 +199,18 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
                 gather_loss_tokens(&t->pk, t->old_mb, t->old);
             }
             if (use_ref) gather_loss_tokens(&t->pk, t->ref_mb, t->ref_all);
+            const float* adv = t->pk.weight;
+            if (gc->ftis_kl > 0.0f) { /* decided on the start-of-step policy: the same in every epoch */
+                int seen, dropped = grpo_ftis_filter(&t->pk, epoch == 0 ? t->lp : t->old_mb, gc, t->adv_mb, &seen);
+                if (epoch == 0) {
+                    ftis_seen += seen;
+                    ftis_dropped += dropped;
+                }
+                adv = t->adv_mb;
+            }
             GrpoTokens tk = {.lp = t->lp, .old = epoch == 0 ? NULL : t->old_mb, .ref = use_ref ? t->ref_mb : NULL,
                              .behaviour = t->pk.behaviour, .targets = pb->targets, .none = t->pk.roles.none,
-                             .adv = t->pk.weight,
+                             .adv = adv,
                              .n = pb->n_tokens, .norm = total};
             GrpoLossStats ls;
             float loss = grpo_loss_grad(&tk, gc, t->dlp, &ls);
@@ -192,5 +231,6 @@ GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, cons
     st.clip_fraction = clip_tokens ? (float)clipped_total / (float)clip_tokens : 0.0f;
     st.is_weight = is_tokens ? (float)(is_sum / (double)is_tokens) : NAN;
     st.is_capped = is_tokens ? (float)is_capped / (float)is_tokens : NAN;
+    st.ftis_dropped = gc->ftis_kl > 0.0f && ftis_seen ? (float)ftis_dropped / (float)ftis_seen : NAN;
     return st;
 }

@@ -20,6 +20,12 @@ typedef struct {
      * weighted by min(pi_prox / mu, tis_cap), pi_prox the policy at the start of the step
      * (decoupled PPO with truncated importance weights); 0 = no correction (ratio 1). */
     float tis_cap;
+    /* F-TIS's filter (grpo.external = ftis): a completion whose tokens have behaviour
+     * log-probs mu and whose advantage is negative is dropped (weight 0) when the mean over
+     * its tokens of k3 = rho - 1 - log rho, rho = pi_prox / mu, exceeds ftis_kl. That mean
+     * estimates KL(mu || pi_prox) per token from the sender's own samples (k3: unbiased for
+     * samples of mu, never negative). 0 = no filter. */
+    float ftis_kl;
     float logit_scale;       /* training log-probs of softmax(logits * scale): 1 / the
                                 sampling temperature (0 = 1) */
     int warmup_steps;        /* lr rises linearly over the first warmup_steps steps; 0 = none */
@@ -38,6 +44,8 @@ typedef struct {
     int tokens;          /* completion tokens in the batch */
     float is_weight;     /* mean importance weight of the tokens that have one (first epoch); NaN if none */
     float is_capped;     /* share of those whose weight was capped; NaN if none */
+    float ftis_dropped;  /* share of the completions with behaviour log-probs that the F-TIS
+                            filter dropped; NaN without the filter or without such completions */
 } GrpoStats;
 
 /* Advantages of one group of L rewards: (r - mean) / (std + 1e-8), std unbiased (0 for
@@ -71,6 +79,12 @@ typedef struct {
  * log-prob mu_t and tis_cap > 0 (prox_t = old_t, or lp_t in the first epoch; w_t is a
  * constant, not differentiated), else 1. Writes dlp; returns the loss; st may be NULL. */
 float grpo_loss_grad(const GrpoTokens* tk, const GrpoConfig* gc, float* dlp, GrpoLossStats* st);
+
+/* The F-TIS filter over one packed micro-batch: pk's per-token weights with every dropped
+ * completion's weights set to 0 go to adv (pk->pb.n_tokens values); prox holds the
+ * start-of-step policy's log-probs of the batch's tokens. Counts the completions with
+ * behaviour log-probs in *considered and returns how many were dropped. */
+int grpo_ftis_filter(const Packer* pk, const float* prox, const GrpoConfig* gc, float* adv, int* considered);
 
 typedef struct GrpoTrainer GrpoTrainer;
 /* Micro-batches fit the policy's capacity (and ref's, which must be at least as large).

@@ -1,7 +1,8 @@
 /* GRPO: hand-computed advantages and losses (ratio 1, clipped and unclipped ratios, KL,
  * truncated importance weights for received completions and a lying sender's log-probs),
  * sequence packing, the sampler's behaviour log-probs against the trainer's at the sampling
- * temperature, the lr warm-up, and a trainer that learns: a few hundred GRPO steps on an
+ * temperature, F-TIS's filter of received negative completions far from the policy, the lr
+ * warm-up, and a trainer that learns: a few hundred GRPO steps on an
  * easy verifiable reward (share of digit bytes in the completion) raise that reward. */
 #include <math.h>
 #include <stdlib.h>
@@ -252,6 +253,95 @@ static void test_behaviour_logprobs(void) {
     model_free(m);
 }
 
+/* F-TIS (grpo.ftis_kl): a received completion (behaviour log-probs mu) with a negative
+ * advantage is dropped when its mean k3 exceeds the threshold; positive ones, near ones and
+ * self-sampled ones stay. The step then equals a tis step with that completion's weight 0,
+ * bit for bit. */
+static void test_ftis_filter(void) {
+    enum { L = 4, T = 2 };
+    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
+    Model* m = model_create(&cfg, model_backend_find("cpu"), L, 3);
+    const char* comp[L] = {"ab", "cd", "ef", "gh"};
+    float adv[L] = {1.0f, -1.0f, -0.5f, 0.5f};
+    TrainGroup g = {.prompt = "x", .n = L, .completions = comp, .weights = adv, .behaviour = NULL};
+    /* the policy's own log-probs of each completion token */
+    Packer pk;
+    packer_init(&pk, m, 0, 0);
+    PackCursor cur = {0};
+    float lp[64];
+    EXPECT(pack_next(&pk, &g, 1, &cur), "nothing packed");
+    model_forward_packed(m, &pk.pb, lp);
+    float own[L][T];
+    int c = 0;
+    for (int sg = 0; sg < pk.pb.n_segments; sg++)
+        if (pk.loss_id[pk.pb.segs[sg].start] >= 0) {
+            for (int i = 0; i < T; i++) own[c][i] = lp[pk.pb.segs[sg].start + i];
+            c++;
+        }
+    EXPECT(c == L, "%d completion segments, want %d", c, L);
+    /* 0: positive, far (kept); 1: negative, far (dropped: k3 = e^-3 + 2 = 2.05); 2: negative,
+     * near (k3 0, kept); 3: self-sampled (no mu: not considered) */
+    float far0[T], far1[T];
+    for (int i = 0; i < T; i++) {
+        far0[i] = own[0][i] - 3.0f;
+        far1[i] = own[1][i] + 3.0f;
+    }
+    const float* beh[L] = {far0, far1, own[2], NULL};
+    g.behaviour = beh;
+    GrpoConfig ftis = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 2, .tis_cap = 2.0f, .ftis_kl = 1.0f};
+    GrpoConfig tis = ftis;
+    tis.ftis_kl = 0.0f;
+
+    cur = (PackCursor){0};
+    EXPECT(pack_next(&pk, &g, 1, &cur), "nothing packed");
+    float filtered[64];
+    int seen, dropped = grpo_ftis_filter(&pk, lp, &ftis, filtered, &seen);
+    EXPECT(dropped == 1 && seen == 3, "filter: %d of %d dropped, want 1 of 3", dropped, seen);
+    for (int sg = 0, k = 0; sg < pk.pb.n_segments; sg++) {
+        const Segment* s = &pk.pb.segs[sg];
+        if (pk.loss_id[s->start] < 0) continue;
+        for (int i = s->start; i < s->start + s->len; i++)
+            EXPECT(filtered[i] == (k == 1 ? 0.0f : adv[k]), "completion %d token %d: weight %g", k, i, filtered[i]);
+        k++;
+    }
+    /* a threshold above the far completion's k3 keeps it */
+    GrpoConfig loose = ftis;
+    loose.ftis_kl = 20.0f;
+    EXPECT(grpo_ftis_filter(&pk, lp, &loose, filtered, &seen) == 0, "ftis_kl 20 dropped a completion of k3 2.05");
+    packer_free(&pk);
+
+    Model* a = model_create(&cfg, model_backend_find("cpu"), L, 3);
+    Model* b = model_create(&cfg, model_backend_find("cpu"), L, 3);
+    memcpy(a->params_memory, m->params_memory, sizeof(float) * m->num_params);
+    memcpy(b->params_memory, m->params_memory, sizeof(float) * m->num_params);
+    GrpoTrainer *ta = grpo_trainer_create(a, NULL), *tb = grpo_trainer_create(b, NULL);
+    AdamWConfig hp = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    GrpoStats sa = grpo_train(ta, &g, 1, &ftis, &hp, 1.0f, 0);
+    float adv_b[L] = {adv[0], 0.0f, adv[2], adv[3]};
+    TrainGroup gb = g;
+    gb.weights = adv_b;
+    GrpoStats sb = grpo_train(tb, &gb, 1, &tis, &hp, 1.0f, 0);
+    printf("ftis: dropped %.3f of the received completions; tis: %g\n", sa.ftis_dropped, sb.ftis_dropped);
+    EXPECT(NEAR(sa.ftis_dropped, 1.0 / 3.0, 1e-6) && isnan(sb.ftis_dropped), "ftis_dropped %g / %g", sa.ftis_dropped,
+           sb.ftis_dropped);
+    EXPECT(memcmp(a->params_memory, b->params_memory, sizeof(float) * m->num_params) == 0,
+           "ftis step differs from a tis step with the dropped completion's weight 0");
+    /* and the filter matters: without it the step differs */
+    Model* c2 = model_create(&cfg, model_backend_find("cpu"), L, 3);
+    memcpy(c2->params_memory, m->params_memory, sizeof(float) * m->num_params);
+    GrpoTrainer* tc = grpo_trainer_create(c2, NULL);
+    grpo_train(tc, &g, 1, &tis, &hp, 1.0f, 0);
+    EXPECT(memcmp(c2->params_memory, b->params_memory, sizeof(float) * m->num_params) != 0,
+           "dropping the completion changed nothing: the test cannot tell");
+    grpo_trainer_free(ta);
+    grpo_trainer_free(tb);
+    grpo_trainer_free(tc);
+    model_free(a);
+    model_free(b);
+    model_free(c2);
+    model_free(m);
+}
+
 /* lr warm-up: the first steps move a weight by about lr * (step + 1) / warmup (Adam's
  * first update has magnitude lr per weight). */
 static void test_warmup(void) {
@@ -285,6 +375,7 @@ int main(void) {
     test_loss();
     test_offpolicy_weights();
     test_behaviour_logprobs();
+    test_ftis_filter();
     test_warmup();
     test_pack();
     test_learns();
