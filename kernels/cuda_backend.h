@@ -15,7 +15,7 @@ extern "C" {
 
 /* The backend table (kernels/cuda_backend.cu), found through model_backend_find. */
 extern const ModelBackend MODEL_BACKEND_CUDA;
-/* The Llama/Qwen2 family's (kernels/llama_cuda_backend.cu), in LLAMA_BACKENDS (model/llama.c):
+/* The Llama/Qwen2 family's (kernels/llama_cuda_backend.cu), in LLAMA_BACKENDS (model/backends.c):
  * model_family_backend gives it for MODEL_BACKEND_CUDA. */
 extern const ModelBackend MODEL_BACKEND_LLAMA_CUDA;
 

@@ -1,5 +1,5 @@
 /* Model construction: shapes, the parameter buffer layout, GPT-2 style initialisation,
- * backend lookup and the thin wrappers over the backend table. */
+ * and the thin wrappers over the backend table (model/backends.c registers the backends). */
 #include "model/gpt.h"
 
 #include <math.h>
@@ -10,59 +10,10 @@
 #include "core/rng.h"
 #include "model/det_math.h"
 #include "model/family.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h" /* MODEL_BACKEND_CUDA */
-#endif
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
     "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
     "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"};
-
-extern const ModelBackend MODEL_BACKEND_CPU;
-
-const ModelBackend* const MODEL_BACKENDS[] = {
-    &MODEL_BACKEND_CPU,
-#ifdef SAPO_HAVE_CUDA
-    &MODEL_BACKEND_CUDA,
-#endif
-    NULL,
-};
-
-const ModelBackend* model_backend_built(const char* name) {
-    for (const ModelBackend* const* b = MODEL_BACKENDS; *b; b++)
-        if (!strcmp((*b)->name, name)) return *b;
-    return NULL;
-}
-
-int model_backend_runs(const ModelBackend* b) { return !b->available || b->available(); }
-
-static const char* const BACKEND_CHOICE_NAMES[] = {BACKEND_CHOICE_VALUES(CONFIG_ENUM_NAME)};
-#define N_BACKEND_CHOICES ((int)(sizeof BACKEND_CHOICE_NAMES / sizeof BACKEND_CHOICE_NAMES[0]))
-
-const ModelBackend* model_backend_for(BackendChoice choice) {
-    switch (choice) {
-    case BACKEND_CPU: return &MODEL_BACKEND_CPU;
-    case BACKEND_CUDA: {
-        const ModelBackend* b = model_backend_built("cuda");
-        return b && model_backend_runs(b) ? b : NULL;
-    }
-    case BACKEND_AUTO: {
-        const ModelBackend* cuda = model_backend_for(BACKEND_CUDA);
-        return cuda ? cuda : &MODEL_BACKEND_CPU;
-    }
-    }
-    return NULL;
-}
-
-const char* model_backend_choice_name(BackendChoice choice) {
-    return (unsigned)choice < (unsigned)N_BACKEND_CHOICES ? BACKEND_CHOICE_NAMES[choice] : "?";
-}
-
-const ModelBackend* model_backend_find(const char* name) {
-    for (int i = 0; i < N_BACKEND_CHOICES; i++)
-        if (!strcmp(name, BACKEND_CHOICE_NAMES[i])) return model_backend_for((BackendChoice)i);
-    return NULL;
-}
 
 int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
     const ModelFamily* f = model_family(c->family);

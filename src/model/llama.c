@@ -1,6 +1,7 @@
 /* The Llama/Qwen2 family's table (family.h): tensor names and sizes, the shape check, a
  * random initialisation (for tests and tools; real runs load Hugging Face weights through
- * model/hf_dir.h), the memory and FLOP estimates, its backends, and the RoPE table. */
+ * model/hf_dir.h), the memory and FLOP estimates, its backends (registered in
+ * model/backends.c), and the RoPE table. */
 #include "model/llama.h"
 
 #include <math.h>
@@ -8,24 +9,12 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "model/backends.h" /* LLAMA_BACKENDS */
 #include "model/family.h"
 #include "model/llama_loop.h"
-#ifdef SAPO_HAVE_CUDA
-#include "cuda_backend.h" /* MODEL_BACKEND_LLAMA_CUDA */
-#endif
 
 const char* const LLAMA_TENSOR_NAMES[LLAMA_NUM_TENSORS] = {"embed", "qkvw",    "qkvb",  "ow",    "ob",    "ln1w",
                                                            "ln2w",  "gateupw", "downw", "normw", "lmhead"};
-
-extern const ModelBackend MODEL_BACKEND_LLAMA_CPU;
-
-static const ModelBackend* const LLAMA_BACKENDS[] = {
-    &MODEL_BACKEND_LLAMA_CPU,
-#ifdef SAPO_HAVE_CUDA
-    &MODEL_BACKEND_LLAMA_CUDA,
-#endif
-    NULL,
-};
 
 static int llama_check(const GPTConfig* c, char* err, size_t errlen) {
     if (c->n_layer < 1 || c->n_layer > 256) return set_error(err, errlen, "n_layer = %d: expected 1..256", c->n_layer);
