@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_process.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/config.h"
@@ -92,32 +93,6 @@ typedef struct {
 
 /* ---------------------------------------------------------------- small helpers ---- */
 
-static const char* self_path(void) {
-    static char self[PATH_MAX];
-    if (!self[0]) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) sapo_die("sapo bench round: cannot find the sapo binary's path");
-        self[n] = '\0';
-    }
-    return self;
-}
-
-/* A field of /proc/self/status in kB (VmHWM, VmRSS), or -1. */
-static long proc_status_kb(const char* field) {
-    FILE* f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            kb = strtol(line + n + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
-
 static char* read_text(const char* path) {
     FILE* f = fopen(path, "rb");
     if (!f) return NULL;
@@ -138,20 +113,6 @@ static int write_json(const char* path, cJSON* j) {
     if (f) ok = (fclose(f) == 0) && ok;
     free(text);
     return ok ? 0 : -1;
-}
-
-static const char* python_path(void) {
-    const char* py = getenv("SAPO_PYTHON");
-    if (py && *py) return py;
-    /* the build directory's venv (Debian's python3 + reasoning_gym), next to this binary */
-    static char venv[PATH_MAX];
-    snprintf(venv, sizeof venv, "%s", self_path());
-    char* slash = strrchr(venv, '/');
-    if (slash) {
-        snprintf(slash, sizeof venv - (size_t)(slash - venv), "/venv/bin/python");
-        if (access(venv, X_OK) == 0) return venv;
-    }
-    return "/usr/bin/python3";
 }
 
 /* ------------------------------------------------------------ config resolution ---- */
@@ -371,7 +332,7 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
         mismatch |= seen != asked[r];
         cJSON_AddItemToArray(per, round_record_json(r, r >= warmup, &rec));
     }
-    long hwm_kb = proc_status_kb("VmHWM");
+    long hwm_kb = bench_status_kb("VmHWM");
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     cJSON_AddNumberToObject(out, "peak_rss_kb", hwm_kb > 0 ? (double)hwm_kb : (double)ru.ru_maxrss);
@@ -387,7 +348,7 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
 static int child_main(const char* dir, int rounds, int warmup, int threads) {
     openblas_set_num_threads(threads);
     MPI_Init(NULL, NULL); /* a singleton: no mpirun needed */
-    long base_kb = proc_status_kb("VmRSS");
+    long base_kb = bench_status_kb("VmRSS");
     Config* cfg;
     SwarmNode* node = child_node(dir, &cfg);
     int total = warmup + rounds;
@@ -442,7 +403,7 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     snprintf(rounds, sizeof rounds, "%d", o->rounds);
     snprintf(warm, sizeof warm, "%d", o->warmup);
     snprintf(threads, sizeof threads, "%d", o->threads);
-    char* argv[] = {(char*)self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
+    char* argv[] = {(char*)bench_self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
                     "--warmup-rounds", warm, "--threads", threads, NULL};
     fflush(stdout);
     fflush(stderr);
@@ -488,7 +449,7 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
     snprintf(cmd, sizeof cmd,
              "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' "
              "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
-             o->threads, o->threads, o->threads, python_path(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
+             o->threads, o->threads, o->threads, bench_python(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
              device);
     fflush(stdout);
     FILE* p = popen(cmd, "r");
@@ -587,8 +548,8 @@ static void usage(FILE* out) {
             "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
             "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
             "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
-            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the build's\n"
-            "venv/bin/python, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
+            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the venv next\n"
+            "to this binary, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
             "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
             "round, BOS + the prompt's tail), the way TRL / genrl do: the I x L prompts left-padded with\n"
             "an attention mask and position ids, batched sampling at gen.temperature with a KV cache until\n"
@@ -698,8 +659,8 @@ static void round_print_header(const RoundOptions* o) {
     printf("# sapo bench round: one swarm node-round (generate + score + train), ours vs PyTorch eager%s\n",
            o->torch ? "" : " (--no-torch: ours only)");
     printf("# %d thread(s) per side, warm-up rounds %d (untimed), timed rounds %d; ours: `%s bench round --child` "
-           "(a fresh process, MPI singleton)\n", o->threads, o->warmup, o->rounds, self_path());
-    if (o->torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
+           "(a fresh process, MPI singleton)\n", o->threads, o->warmup, o->rounds, bench_self_path());
+    if (o->torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", bench_python());
     for (int c = 0; c < o->n_configs; c++) {
         const Config* cfg = o->configs[c].cfg;
         SwarmSettings sw = swarm_settings_read(cfg);
