@@ -34,6 +34,7 @@
 #include "core/cli_options.h"
 #include "core/config.h"
 #include "core/rng.h"
+#include "core/stage.h"
 #include "model/checkpoint.h"
 #include "swarm/node.h"
 #include "swarm/node_settings.h"
@@ -591,8 +592,8 @@ static int round_end(RoundOptions* o, int code) {
 }
 
 /* The options into o: the overrides, --config names, --init files, the counts and flags,
- * --child. Returns -1 to go on, else the exit status (0 after --help, 2 on a bad option). */
-static int round_read_options(RoundOptions* o, int argc, char** argv) {
+ * --child. Exits with 0 after --help, 2 on a bad option. */
+static StageResult round_read_options(RoundOptions* o, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("bench round", OPTIONS, argc, argv, &a);
     o->overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
@@ -623,34 +624,34 @@ static int round_read_options(RoundOptions* o, int argc, char** argv) {
     o->child_dir = a.opt[OPT_CHILD];
     cli_args_free(&a);
     if (parsed > 0) usage(stdout);
-    return parsed ? (parsed > 0 ? 0 : 2) : -1;
+    return parsed ? stage_exit(parsed > 0 ? 0 : 2) : stage_go_on();
 }
 
 /* Every selected config (default quick, then paper) resolved, loaded and checked, the
- * --init files placed, before anything runs. Returns -1 to go on, else 2. */
-static int round_load_configs(RoundOptions* o) {
+ * --init files placed, before anything runs. Exits with 2 on a bad one. */
+static StageResult round_load_configs(RoundOptions* o) {
     if (o->n_names == 0) {
         o->names[o->n_names++] = "quick";
         o->names[o->n_names++] = "paper";
     }
     char err[1024];
     for (int k = 0; k < o->n_names; k++) {
-        if (resolve_config(o, o->names[k])) return 2;
+        if (resolve_config(o, o->names[k])) return stage_exit(2);
         RoundConfig* rc = &o->configs[o->n_configs - 1];
         rc->cfg = load_round_config(rc->path, o->overrides, o->n_overrides, err, sizeof err);
         if (!rc->cfg) {
             fprintf(stderr, "sapo bench round: config error (%s): %s\n", rc->label, err);
-            return 2;
+            return stage_exit(2);
         }
     }
-    if (place_inits(o)) return 2;
+    if (place_inits(o)) return stage_exit(2);
     for (int c = 0; c < o->n_configs; c++) { /* the init now set: its shape checked again */
         if (swarm_config_check(o->configs[c].cfg, 1, err, sizeof err)) {
             fprintf(stderr, "sapo bench round: config error (%s): %s\n", o->configs[c].label, err);
-            return 2;
+            return stage_exit(2);
         }
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* The '#' lines before the table: how each side runs, each config's shape and init, the
@@ -718,12 +719,12 @@ static void round_print_rows(const char* label, const SideResult* ours, const Si
 
 /* Config c measured: its work directory, our side in a child, then (unless --no-torch and
  * when ours ran) the PyTorch side on the config's device, its rows printed, the directory
- * kept or removed. Sets *failed when a side fails. Returns -1 to go on, else 1 (no work
- * directory). */
-static int round_measure(const RoundOptions* o, int c, RoundResults* res, int* failed) {
+ * kept or removed. Sets *failed when a side fails. Exits with 1 when there is no work
+ * directory. */
+static StageResult round_measure(const RoundOptions* o, int c, RoundResults* res, int* failed) {
     const RoundConfig* rc = &o->configs[c];
     char dir[PATH_MAX];
-    if (round_work_dir(rc->cfg, dir, sizeof dir)) return 1;
+    if (round_work_dir(rc->cfg, dir, sizeof dir)) return stage_exit(1);
     if (run_ours(o, dir, &res->ours[c], &res->mismatch[c])) {
         *failed = 1;
     } else if (o->torch) {
@@ -734,7 +735,7 @@ static int round_measure(const RoundOptions* o, int c, RoundResults* res, int* f
     round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
     if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
     else remove_dir(dir);
-    return -1;
+    return stage_go_on();
 }
 
 /* The footer: per config and side what the timed rounds sampled, a warning where the
@@ -765,21 +766,21 @@ static void round_print_footer(const RoundOptions* o, const RoundResults* res) {
 
 int bench_round_main(int argc, char** argv) {
     RoundOptions o = {.rounds = 3, .warmup = 1, .threads = 1, .torch = 1};
-    int code = round_read_options(&o, argc, argv);
-    if (code >= 0) return round_end(&o, code);
+    StageResult stage = round_read_options(&o, argc, argv);
+    if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     if (o.child_dir) {
         free(o.overrides);
         return child_main(o.child_dir, o.rounds, o.warmup, o.threads);
     }
-    code = round_load_configs(&o);
-    if (code >= 0) return round_end(&o, code);
+    stage = round_load_configs(&o);
+    if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     round_print_header(&o);
     RoundResults res;
     memset(&res, 0, sizeof res);
     int failed = 0;
     for (int c = 0; c < o.n_configs; c++) {
-        code = round_measure(&o, c, &res, &failed);
-        if (code >= 0) return round_end(&o, code);
+        stage = round_measure(&o, c, &res, &failed);
+        if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     }
     round_print_footer(&o, &res);
     return round_end(&o, failed ? 1 : 0);

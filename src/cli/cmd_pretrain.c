@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
+#include "core/stage.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
@@ -132,10 +133,10 @@ static int pretrain_end(Pretrain* p, int code) {
     return code;
 }
 
-/* ---- the stages: each returns -1 to go on, else the exit status ---------------------- */
+/* ---- the stages: each says go on, or exit with a status (core/stage.h) ---------------- */
 
 /* The options and the config. */
-static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
+static StageResult pretrain_read_options(Pretrain* p, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
@@ -143,11 +144,11 @@ static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
     p->out = a.opt[OPT_OUT];
     p->quiet = a.opt[OPT_QUIET] != NULL;
     cli_args_free(&a);
-    if (parsed > 0) return 0;
-    if (!p->cfg) return 2;
+    if (parsed > 0) return stage_exit(0);
+    if (!p->cfg) return stage_exit(2);
     p->sw = swarm_settings_read(p->cfg);
     p->node0 = node_settings_read(p->cfg, 0);
-    return -1;
+    return stage_go_on();
 }
 
 /* A llama node's model.hf_dir: a directory with a readable config.json and a tokenizer.json,
@@ -183,38 +184,38 @@ static int pretrain_check_hf(const Pretrain* p) {
 }
 
 /* The tasks, the budget and the backend, before any output file. */
-static int pretrain_check(Pretrain* p) {
+static StageResult pretrain_check(Pretrain* p) {
     if (taskset_build(&p->ts, p->sw.tasks_names, p->sw.tasks_preset, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
-    if (p->node0.family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return 2;
+    if (p->node0.family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return stage_exit(2);
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
      * trains at node 0's settings; the checkpoint serves them all). */
     if (budget_check_config(p->cfg, config_max_node(p->cfg) + 1, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
     p->backend = model_backend_for(p->node0.backend);
     if (!p->backend) {
         fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
                         "machine\n", model_backend_choice_name(p->node0.backend));
-        return 2;
+        return stage_exit(2);
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* The checkpoint's path (--out, else pretrain.out, else a fresh RUN_DIR/warmup.ckpt) and its
  * folder, before any training: a path that cannot be written is found now, not after the
  * steps. */
-static int pretrain_out_path(Pretrain* p) {
+static StageResult pretrain_out_path(Pretrain* p) {
     if (!p->out || !*p->out) p->out = p->sw.pretrain.out;
     if (!*p->out) {
         char* dir = run_dir_create(p->sw.run_out, "pretrain", p->sw.run_name, p->err, sizeof p->err);
         if (!dir) {
             fprintf(stderr, "sapo pretrain: %s\n", p->err);
-            return 1;
+            return stage_exit(1);
         }
         p->out = p->owned = path_join(dir, "warmup.ckpt");
         free(dir);
@@ -226,20 +227,20 @@ static int pretrain_out_path(Pretrain* p) {
         free(parent);
         if (bad) {
             fprintf(stderr, "sapo pretrain: --out %s: %s\n", p->out, p->err);
-            return 1;
+            return stage_exit(1);
         }
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* A llama node's model: model.hf_dir's weights and tokenizer at node 0's context, and the
  * chat codec a node generates through (its answers also end at the end of turn). */
-static int pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
+static StageResult pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
     const GPTConfig* gc = &p->node0.model;
     HfModel h;
     if (hf_model_open(&h, p->node0.hf_dir, p->backend, cap, gc->n_ctx, gc->deterministic, 1, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.hf_dir: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     p->m = h.model;
     p->tok = h.tokenizer;
@@ -247,12 +248,12 @@ static int pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
     p->gen.stop_ids = p->codec.stops;
     p->gen.n_stop_ids = p->codec.stops[1] >= 0 ? 2 : 1;
     p->gen.tokenizer = p->tok;
-    return -1;
+    return stage_go_on();
 }
 
 /* The model at node 0's shape on its backend (a llama node's from model.hf_dir), from
  * model.init when set, and the line that says what is trained. */
-static int pretrain_model(Pretrain* p) {
+static StageResult pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
     const GPTConfig* gc = &p->node0.model;
     int llama = p->node0.family == MODEL_FAMILY_LLAMA;
@@ -264,8 +265,8 @@ static int pretrain_model(Pretrain* p) {
     ModelCapacity cap = model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens,
                                            eval_rows, eval_rows);
     if (llama) {
-        int code = pretrain_open_hf(p, &cap);
-        if (code >= 0) return code;
+        StageResult opened = pretrain_open_hf(p, &cap);
+        if (!stage_goes_on(opened)) return opened;
     } else {
         p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
         p->codec = prompt_codec_byte();
@@ -273,14 +274,14 @@ static int pretrain_model(Pretrain* p) {
     const char* init = p->node0.init; /* continue a warm-up, e.g. to specialise it */
     if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %s%s%d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
            p->sw.pretrain.steps, p->sw.pretrain.batch, p->ts.n, task_preset_name(p->sw.tasks_preset),
            llama ? p->node0.hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
            p->sw.pretrain.lr);
-    return -1;
+    return stage_go_on();
 }
 
 /* A llama model's demonstration of q whose completion text is demo, as ids: the prompt as the
@@ -372,13 +373,13 @@ static int pretrain_finish(Pretrain* p) {
 
 int cmd_pretrain(int argc, char** argv) {
     Pretrain p = {0};
-    int code = pretrain_read_options(&p, argc, argv);
-    if (code < 0) code = pretrain_check(&p);
-    if (code < 0) code = pretrain_out_path(&p);
-    if (code < 0) code = pretrain_model(&p);
-    if (code < 0) {
+    StageResult stage = pretrain_read_options(&p, argc, argv);
+    if (stage_goes_on(stage)) stage = pretrain_check(&p);
+    if (stage_goes_on(stage)) stage = pretrain_out_path(&p);
+    if (stage_goes_on(stage)) stage = pretrain_model(&p);
+    if (stage_goes_on(stage)) {
         pretrain_train(&p);
-        code = pretrain_finish(&p);
+        stage = stage_exit(pretrain_finish(&p));
     }
-    return pretrain_end(&p, code);
+    return pretrain_end(&p, stage.exit_code);
 }

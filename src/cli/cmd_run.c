@@ -27,6 +27,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/stage.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
 #include "io/run_dir.h"
@@ -185,8 +186,24 @@ static void format_duration(double s, char* buf, size_t n) {
     else snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* Per-node totals gathered for the summary. */
-enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
+/* A node's running totals over its rounds: the one list of them (name and meaning), in the
+ * order its checkpoints store them (f64[RT_COUNT] of the state file) and the summary
+ * gathers them. run_accumulate adds a round to them. */
+#define RUN_TOTALS(X)                                                                  \
+    X(OWN, "sum of reward_own")                                                        \
+    X(TRAIN, "sum of reward_train")                                                    \
+    X(EXT, "sum of external_used")                                                     \
+    X(SHORT, "sum of shortfall")                                                       \
+    X(REJ, "sum of msgs_rejected + groups_rejected")                                   \
+    X(EVAL_SUM, "sum of eval_pass1 over the evaluated rounds")                         \
+    X(EVAL_N, "evaluated rounds")                                                      \
+    X(EVAL_LAST, "the last eval_pass1; NaN before the first evaluation")               \
+    X(TIME, "seconds in node_round and its logging")                                   \
+    X(BYTES, "sum of bytes_sent")
+
+#define RUN_TOTAL_ENUM(id, help) RT_##id,
+typedef enum { RUN_TOTALS(RUN_TOTAL_ENUM) RT_COUNT } RunTotal;
+#undef RUN_TOTAL_ENUM
 
 /* The learning window of the summary: a node's mean own reward over its first and last
  * `window` rounds (a fifth of the run, at most 50 rounds), read back from its own log, so a
@@ -248,7 +265,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
     free(log);
     if (!there) return -1;
     GPTConfig shape = node_settings_read(cfg, rank).model;
-    if (node_checkpoint_verify(dir, rank, start, &shape, S_COUNT, why, sizeof why))
+    if (node_checkpoint_verify(dir, rank, start, &shape, RT_COUNT, why, sizeof why))
         return set_error(err, errlen, "node %d: %s", rank, why);
     return 0;
 }
@@ -262,7 +279,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
 static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every, const double* totals, RunLog* log,
                           RunFault* fault, MPI_Comm comm) {
     char err[1024];
-    if (!fault->failed && node_checkpoint_save(node, dir, done, totals, S_COUNT, err, sizeof err))
+    if (!fault->failed && node_checkpoint_save(node, dir, done, totals, RT_COUNT, err, sizeof err))
         fault_set(fault, "node %d: checkpoint after round %d: %s", node->rank, done, err);
     runlog_check(log, fault, 0);
     if (!agree_report(!fault->failed, fault->msg, "sapo run: ", comm)) return -1;
@@ -287,16 +304,16 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
     cJSON* per_node = cJSON_AddArrayToObject(root, "per_node");
     double sum_own = 0, sum_train = 0;
     for (int k = 0; k < size; k++) {
-        const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
-        sum_own += t[S_OWN];
-        sum_train += t[S_TRAIN];
+        const double *t = all + (size_t)k * RT_COUNT, *wk = windows + 2 * (size_t)k;
+        sum_own += t[RT_OWN];
+        sum_train += t[RT_TRAIN];
         cJSON* e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "node", k);
-        cJSON_AddNumberToObject(e, "cum_reward_own", t[S_OWN]);
-        cJSON_AddNumberToObject(e, "cum_reward_train", t[S_TRAIN]);
-        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[S_EXT] / rounds : 0.0);
-        cJSON_AddNumberToObject(e, "rejected", t[S_REJ]);
-        cJSON_AddNumberToObject(e, "eval_last", t[S_EVAL_LAST]); /* cJSON prints NaN as null */
+        cJSON_AddNumberToObject(e, "cum_reward_own", t[RT_OWN]);
+        cJSON_AddNumberToObject(e, "cum_reward_train", t[RT_TRAIN]);
+        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[RT_EXT] / rounds : 0.0);
+        cJSON_AddNumberToObject(e, "rejected", t[RT_REJ]);
+        cJSON_AddNumberToObject(e, "eval_last", t[RT_EVAL_LAST]); /* cJSON prints NaN as null */
         cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
         cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
         cJSON_AddItemToArray(per_node, e);
@@ -331,16 +348,16 @@ static void run_summarize(const Config* cfg, const char* dir, int size, int roun
               first_h, last_h, "ext/round", "rejected", "eval last", "s/round");
     double sum_own = 0, sum_train = 0, first = 0, last = 0;
     for (int k = 0; k < size; k++) {
-        const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
-        sum_own += t[S_OWN];
-        sum_train += t[S_TRAIN];
+        const double *t = all + (size_t)k * RT_COUNT, *wk = windows + 2 * (size_t)k;
+        sum_own += t[RT_OWN];
+        sum_train += t[RT_TRAIN];
         NodeSettings ns = node_settings_read(cfg, k);
         first += wk[0] / size;
         last += wk[1] / size;
         logf_both(log, "%-6d %4ld %4ld %12.2f %12.2f %10.3f %11.3f %9.2f %9.0f %9.3f %10.3f\n", k,
-                  (long)ns.n_local, (long)ns.n_external, t[S_OWN],
-                  t[S_TRAIN], wk[0], wk[1], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
-                  rounds ? t[S_TIME] / rounds : 0.0);
+                  (long)ns.n_local, (long)ns.n_external, t[RT_OWN],
+                  t[RT_TRAIN], wk[0], wk[1], rounds ? t[RT_EXT] / rounds : 0.0, t[RT_REJ], t[RT_EVAL_LAST],
+                  rounds ? t[RT_TIME] / rounds : 0.0);
     }
     char* path = path_join(dir, "summary.json");
     if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, err, sizeof err))
@@ -409,7 +426,7 @@ typedef struct {
     H5Log* h5;
     RunLog log;
     RunFault fault;
-    double totals[S_COUNT];
+    double totals[RT_COUNT];
     double t_start;
     char err[1024];
 } SwarmRun;
@@ -488,19 +505,19 @@ static int run_read_config(SwarmRun* run, int argc, char** argv, int where[2]) {
     return ok;
 }
 
-/* Every check before work, collectively. Returns -1 to go on, else the exit status. */
-static int run_setup(SwarmRun* run, int argc, char** argv) {
+/* Every check before work, collectively. */
+static StageResult run_setup(SwarmRun* run, int argc, char** argv) {
     int where[2] = {0, 0}; /* rank 0's verdict on a resume: rounds done, and 1 when complete */
-    if (!agree(run_read_config(run, argc, argv, where), run->comm)) return 2;
+    if (!agree(run_read_config(run, argc, argv, where), run->comm)) return stage_exit(2);
     mpiCheck(MPI_Bcast(where, 2, MPI_INT, 0, run->comm));
     run->start = where[0];
     if (where[1]) {
         if (run->rank == 0) printf("sapo run: %s is already complete (DONE); nothing to resume\n", run->resume);
-        return 0;
+        return stage_exit(0);
     }
     /* Every node's model.init read through (each rank its own), before any run directory. */
     int ok = !node_init_verify(run->cfg, run->rank, run->err, sizeof run->err);
-    if (!agree_report(ok, run->err, "sapo run: config error: ", run->comm)) return 2;
+    if (!agree_report(ok, run->err, "sapo run: config error: ", run->comm)) return stage_exit(2);
     /* Budget: rank 0 measures the tasks' answer and prompt lengths against every node's
      * n_ctx and max_new_tokens (deterministic, a few milliseconds), prints the table, and
      * stops a fresh run whose task is mostly unanswerable. A resumed run was started with
@@ -516,33 +533,32 @@ static int run_setup(SwarmRun* run, int argc, char** argv) {
         }
         fflush(stdout);
     }
-    if (!agree(ok, run->comm) || !agree(memory_fits(run->cfg, run->rank, run->comm), run->comm)) return 2;
+    if (!agree(ok, run->comm) || !agree(memory_fits(run->cfg, run->rank, run->comm), run->comm)) return stage_exit(2);
     run->rounds = swarm_settings_read(run->cfg).rounds;
-    return -1;
+    return stage_go_on();
 }
 
 /* ---- the run directory: created (fresh) or checked node by node (resume) ------------ */
 
-/* The directory on every rank, run.log opened on rank 0, the first lines printed.
- * Returns -1 to go on, else the exit status. */
-static int run_open_dir(SwarmRun* run) {
+/* The directory on every rank, run.log opened on rank 0, the first lines printed. */
+static StageResult run_open_dir(SwarmRun* run) {
     char* dir0 = NULL;
     if (run->rank == 0) dir0 = run->resume ? strdup(run->resume) : run_dir_start(run->cfg, run->out_dir, run->size);
     run->dir = broadcast_string(dir0, run->rank, run->comm);
     free(dir0);
-    if (!run->dir) return 1;
+    if (!run->dir) return stage_exit(1);
     if (run->resume) {
         char prefix[1200];
         snprintf(prefix, sizeof prefix, "sapo run: cannot resume %s: ", run->dir);
         int ok = !resume_verify_node(run->dir, run->rank, run->start, run->cfg, run->err, sizeof run->err);
-        if (!agree_report(ok, run->err, prefix, run->comm)) return 2;
+        if (!agree_report(ok, run->err, prefix, run->comm)) return stage_exit(2);
     }
     if (run->rank == 0) {
         run->log.path = path_join(run->dir, "run.log");
         run->log.f = fopen(run->log.path, run->resume ? "a" : "w");
         if (!run->log.f) fault_set(&run->fault, "cannot open %s: %s", run->log.path, strerror(errno));
     }
-    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return stage_exit(1);
     if (run->rank == 0) {
         if (run->resume)
             logf_both(&run->log, "sapo run: resuming %s after round %d of %d (%d nodes)\n", run->dir, run->start,
@@ -553,7 +569,7 @@ static int run_open_dir(SwarmRun* run) {
         blas_describe(blas, sizeof blas);
         logf_both(&run->log, "sapo run: %s\n", blas);
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* Rank 0: run.h5, the index linking every node's log. */
@@ -587,10 +603,10 @@ static void run_print_node0(SwarmRun* run) {
 }
 
 /* Every node built, its log opened (or cut back to the checkpoint), its checkpoint loaded;
- * rank 0 writes run.h5. Returns -1 to go on, else the exit status. */
-static int run_open_node(SwarmRun* run) {
+ * rank 0 writes run.h5. */
+static StageResult run_open_node(SwarmRun* run) {
     int rank = run->rank, start = run->start;
-    run->totals[S_EVAL_LAST] = NAN;
+    run->totals[RT_EVAL_LAST] = NAN;
     run->node = node_create(run->cfg, rank, run->size, run->comm, run->err, sizeof run->err);
     if (!run->node) fault_set(&run->fault, "node %d: %s", rank, run->err);
     snprintf(run->log_name, sizeof run->log_name, "node_%04d.h5", rank);
@@ -608,31 +624,31 @@ static int run_open_node(SwarmRun* run) {
                   (long long)h5log_rows(run->h5), start);
     free(log_path);
     if (run->h5 && start > 0 && !run->fault.failed &&
-        node_checkpoint_load(run->node, run->dir, start, run->totals, S_COUNT, run->err, sizeof run->err))
+        node_checkpoint_load(run->node, run->dir, start, run->totals, RT_COUNT, run->err, sizeof run->err))
         fault_set(&run->fault, "node %d: resuming from the checkpoint after round %d: %s", rank, start, run->err);
     if (rank == 0 && !run->fault.failed) run_write_index(run);
     runlog_check(&run->log, &run->fault, 0);
-    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return stage_exit(1);
     if (rank == 0 && !run->quiet) run_print_node0(run);
-    return -1;
+    return stage_go_on();
 }
 
 /* ---- the rounds loop --------------------------------------------------------------- */
 
 /* One round's record added to this node's totals (the summary's, saved in checkpoints). */
 static void run_accumulate(double* totals, const RoundRecord* rec, double seconds) {
-    totals[S_OWN] += rec->m[RM_REWARD_OWN];
-    totals[S_TRAIN] += rec->m[RM_REWARD_TRAIN];
-    totals[S_EXT] += rec->m[RM_EXTERNAL_USED];
-    totals[S_SHORT] += rec->m[RM_SHORTFALL];
-    totals[S_REJ] += rec->m[RM_MSGS_REJECTED] + rec->m[RM_GROUPS_REJECTED];
+    totals[RT_OWN] += rec->m[RM_REWARD_OWN];
+    totals[RT_TRAIN] += rec->m[RM_REWARD_TRAIN];
+    totals[RT_EXT] += rec->m[RM_EXTERNAL_USED];
+    totals[RT_SHORT] += rec->m[RM_SHORTFALL];
+    totals[RT_REJ] += rec->m[RM_MSGS_REJECTED] + rec->m[RM_GROUPS_REJECTED];
     if (!isnan(rec->m[RM_EVAL_PASS1])) {
-        totals[S_EVAL_SUM] += rec->m[RM_EVAL_PASS1];
-        totals[S_EVAL_N] += 1;
-        totals[S_EVAL_LAST] = rec->m[RM_EVAL_PASS1];
+        totals[RT_EVAL_SUM] += rec->m[RM_EVAL_PASS1];
+        totals[RT_EVAL_N] += 1;
+        totals[RT_EVAL_LAST] = rec->m[RM_EVAL_PASS1];
     }
-    totals[S_TIME] += seconds;
-    totals[S_BYTES] += rec->m[RM_BYTES_SENT];
+    totals[RT_TIME] += seconds;
+    totals[RT_BYTES] += rec->m[RM_BYTES_SENT];
 }
 
 /* ---- the progress line --------------------------------------------------------------- */
@@ -688,8 +704,8 @@ static int run_finish(SwarmRun* run) {
     runlog_check(&run->log, &run->fault, 0);
     if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
     int rank = run->rank, size = run->size;
-    double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
-    mpiCheck(MPI_Gather(run->totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, run->comm));
+    double* all = rank == 0 ? mallocCheck(sizeof(double) * RT_COUNT * size) : NULL;
+    mpiCheck(MPI_Gather(run->totals, RT_COUNT, MPI_DOUBLE, all, RT_COUNT, MPI_DOUBLE, 0, run->comm));
     double window[2], *windows = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
     char* own_log = path_join(run->dir, run->log_name);
     own_reward_window(own_log, run->rounds, window);
@@ -716,12 +732,12 @@ int cmd_run(int argc, char** argv) {
     MPI_Comm_rank(run.comm, &run.rank);
     MPI_Comm_size(run.comm, &run.size);
     openblas_set_num_threads(1);
-    int code = run_setup(&run, argc, argv);
-    if (code < 0) code = run_open_dir(&run);
-    if (code < 0) code = run_open_node(&run);
-    if (code < 0) {
+    StageResult stage = run_setup(&run, argc, argv);
+    if (stage_goes_on(stage)) stage = run_open_dir(&run);
+    if (stage_goes_on(stage)) stage = run_open_node(&run);
+    if (stage_goes_on(stage)) {
         run_rounds(&run);
-        code = run_finish(&run);
+        stage = stage_exit(run_finish(&run));
     }
-    return run_end(&run, code);
+    return run_end(&run, stage.exit_code);
 }
