@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_process.h"
 #include "bench/bench_timer.h"
 #include "core/check.h"
 #include "core/cli_options.h"
@@ -129,14 +130,6 @@ static double shape_params(const GPTConfig* c) {
 
 /* ---- the process side: paths, files, children --------------------------------------- */
 
-static const char* bench_python(void) {
-    const char* py = getenv("SAPO_PYTHON");
-    if (py && *py) return py;
-    static char venv[PATH_MAX];
-    snprintf(venv, sizeof venv, "%s/build/venv/bin/python", SAPO_SOURCE_DIR);
-    return access(venv, X_OK) == 0 ? venv : "/usr/bin/python3";
-}
-
 /* The SmolLM2 directory scripts/get-model.sh prints (it is instant once prepared), or 0. */
 static int smollm2_dir(char* out, size_t n) {
     char cmd[PATH_MAX + 96];
@@ -194,22 +187,6 @@ static cJSON* json_read(const char* path) {
     cJSON* j = cJSON_Parse(s);
     free(s);
     return j;
-}
-
-/* A field of /proc/self/status in kB (VmHWM), or -1. */
-static double status_kb(const char* field) {
-    FILE* f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    double kb = -1;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            kb = strtod(line + n + 1, NULL);
-            break;
-        }
-    fclose(f);
-    return kb;
 }
 
 /* Resets VmHWM to the current RSS (Linux clear_refs 5); 0 where that is refused. */
@@ -416,7 +393,7 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
             return 1;
         }
     }
-    double load_kb = status_kb("VmHWM");
+    double load_kb = (double)bench_status_kb("VmHWM");
     int reset_ok = peak_reset();
 
     /* the same weights on both sides: the mean log-prob of group 0's completion tokens */
@@ -466,7 +443,7 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     cJSON_AddNumberToObject(j, "check_logprob", lp_sum / (double)lp_n);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double hwm = status_kb("VmHWM");
+    double hwm = (double)bench_status_kb("VmHWM");
     cJSON_AddNumberToObject(j, "peak_kb", reset_ok ? (load_kb > hwm ? load_kb : hwm) : (double)ru.ru_maxrss);
     cJSON_AddNumberToObject(j, "work_peak_kb", reset_ok ? hwm : -1);
     char path[PATH_MAX + 96];
@@ -724,7 +701,9 @@ static void usage(FILE* out) {
             "The Llama/Qwen2 family against transformers eager on the same weights, tokens and threads,\n"
             "for a ~10M-parameter Qwen2 shape and SmolLM2-135M: training tokens/s (forward + backward +\n"
             "AdamW over G groups x K completions sharing a prompt), generated tokens/s (K completions per\n"
-            "prompt with the KV cache) and each side's peak RSS, as ratios ours / torch.\n\n"
+            "prompt with the KV cache) and each side's peak RSS, as ratios ours / torch. The PyTorch\n"
+            "side's python: $SAPO_PYTHON, else the venv next to this binary, BUILD/venv/bin/python,\n"
+            "else /usr/bin/python3.\n\n"
             "options:\n");
     cli_print_options(out, OPTIONS);
 }

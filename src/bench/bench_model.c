@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "bench/bench_process.h"
 #include "bench/bench_timer.h"
 #include "core/check.h"
 #include "core/cli_options.h"
@@ -87,8 +88,7 @@ static double sgemm_peak_gflops(int repeats) {
 /* Runs the PyTorch side; fills tok/s for "train" and "generate" (0 when unavailable). */
 static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train_tps, double* gen_tps) {
     *train_tps = *gen_tps = 0.0;
-    const char* py = getenv("SAPO_PYTHON");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char* py = bench_python();
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s %s/" BENCH_SCRIPTS_DIR "/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
@@ -225,7 +225,9 @@ static void usage(FILE* out) {
             "usage: sapo bench model [options]\n"
             "Training-step and generation throughput of the policy model for two sizes\n"
             "(L2 H4 C64 and L4 H4 C128), GFLOP/s next to the measured sgemm peak, and the same\n"
-            "work in PyTorch eager in the same run, as ratios (ours / torch).\n\n"
+            "work in PyTorch eager in the same run, as ratios (ours / torch). The PyTorch side is\n"
+            BENCH_SCRIPTS_DIR "/torch_model_bench.py (python: $SAPO_PYTHON, else the venv next to\n"
+            "this binary, BUILD/venv/bin/python, else /usr/bin/python3).\n\n"
             "options:\n");
     cli_print_options(out, OPTIONS);
 }

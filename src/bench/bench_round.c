@@ -29,12 +29,15 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_process.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/config.h"
 #include "core/rng.h"
+#include "core/stage.h"
 #include "model/checkpoint.h"
 #include "swarm/node.h"
+#include "swarm/node_config.h"
 #include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
@@ -47,7 +50,8 @@ typedef struct {
     char label[64];       /* quick, paper, or the file's stem */
     char path[PATH_MAX];  /* the INI file */
     Config* cfg;          /* resolved: the file, the user's overrides, the bench's forced keys */
-    const char* init;     /* model.init after resolution ("" = random init) */
+    RunSettings set;      /* cfg's, for a swarm of 1 (read again only when --init changes cfg); set.node[0].init:
+                           * model.init after resolution ("" = random init) */
 } RoundConfig;
 
 typedef struct {
@@ -92,32 +96,6 @@ typedef struct {
 
 /* ---------------------------------------------------------------- small helpers ---- */
 
-static const char* self_path(void) {
-    static char self[PATH_MAX];
-    if (!self[0]) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) sapo_die("sapo bench round: cannot find the sapo binary's path");
-        self[n] = '\0';
-    }
-    return self;
-}
-
-/* A field of /proc/self/status in kB (VmHWM, VmRSS), or -1. */
-static long proc_status_kb(const char* field) {
-    FILE* f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            kb = strtol(line + n + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return kb;
-}
-
 static char* read_text(const char* path) {
     FILE* f = fopen(path, "rb");
     if (!f) return NULL;
@@ -140,31 +118,19 @@ static int write_json(const char* path, cJSON* j) {
     return ok ? 0 : -1;
 }
 
-static const char* python_path(void) {
-    const char* py = getenv("SAPO_PYTHON");
-    if (py && *py) return py;
-    /* the build directory's venv (Debian's python3 + reasoning_gym), next to this binary */
-    static char venv[PATH_MAX];
-    snprintf(venv, sizeof venv, "%s", self_path());
-    char* slash = strrchr(venv, '/');
-    if (slash) {
-        snprintf(slash, sizeof venv - (size_t)(slash - venv), "/venv/bin/python");
-        if (access(venv, X_OK) == 0) return venv;
-    }
-    return "/usr/bin/python3";
-}
-
 /* ------------------------------------------------------------ config resolution ---- */
 
 /* Loads one config: the file, then the user's overrides, then what the benchmark forces
- * (one node, I = G, no external groups, all-gather, no evaluation, no checkpoints). */
-static Config* load_round_config(const char* path, char** overrides, int n_over, char* err, size_t errlen) {
+ * (one node, I = G, no external groups, all-gather, no evaluation, no checkpoints), and its
+ * settings into *set, checked. */
+static Config* load_round_config(const char* path, char** overrides, int n_over, RunSettings* set, char* err,
+                                 size_t errlen) {
     Config* cfg = config_new();
     if (config_load_all(cfg, path, n_over, overrides, err, errlen)) {
         config_free(cfg);
         return NULL;
     }
-    char groups[64];
+    char groups[64]; /* the user's G, before the forced keys: I = G */
     snprintf(groups, sizeof groups, "sampling.local=%ld", (long)node_settings_read(cfg, 0).n_groups);
     const char* forced[] = {"swarm.nodes=1", "sampling.external=0", groups, "net.transport=allgather",
                             "run.eval_every=0", "run.checkpoint_every=0", "net.fault=none"};
@@ -174,7 +140,13 @@ static Config* load_round_config(const char* path, char** overrides, int n_over,
             return NULL;
         }
     }
-    if (config_validate(cfg, err, errlen) || swarm_config_check(cfg, 1, err, errlen)) {
+    if (config_validate(cfg, err, errlen)) {
+        config_free(cfg);
+        return NULL;
+    }
+    *set = run_settings_read(cfg, 1);
+    if (swarm_config_check(set, err, errlen)) {
+        run_settings_free(set);
         config_free(cfg);
         return NULL;
     }
@@ -210,7 +182,8 @@ static int resolve_config(RoundOptions* o, const char* name) {
     return 0;
 }
 
-/* Each --init goes to the configs whose model shape it has; one that fits none is an error. */
+/* Each --init goes to the configs whose model shape it has (their settings read again, with
+ * this model.init); one that fits none is an error. */
 static int place_inits(RoundOptions* o) {
     char err[1024];
     for (int k = 0; k < o->n_inits; k++) {
@@ -221,16 +194,19 @@ static int place_inits(RoundOptions* o) {
         }
         int used = 0;
         for (int c = 0; c < o->n_configs; c++) {
-            GPTConfig g = node_settings_read(o->configs[c].cfg, 0).model;
+            RoundConfig* rc = &o->configs[c];
+            GPTConfig g = rc->set.node[0].model;
             if (g.n_layer != info.cfg.n_layer || g.n_head != info.cfg.n_head || g.d_model != info.cfg.d_model ||
                 g.n_ctx != info.cfg.n_ctx)
                 continue;
             char assign[PATH_MAX + 16];
             snprintf(assign, sizeof assign, "model.init=%s", o->inits[k]);
-            if (config_set_override(o->configs[c].cfg, assign, err, sizeof err)) {
+            if (config_set_override(rc->cfg, assign, err, sizeof err)) {
                 fprintf(stderr, "sapo bench round: --init: %s\n", err);
                 return -1;
             }
+            run_settings_free(&rc->set);
+            rc->set = run_settings_read(rc->cfg, 1);
             used = 1;
         }
         if (!used) {
@@ -241,7 +217,6 @@ static int place_inits(RoundOptions* o) {
             return -1;
         }
     }
-    for (int c = 0; c < o->n_configs; c++) o->configs[c].init = node_settings_read(o->configs[c].cfg, 0).init;
     return 0;
 }
 
@@ -275,12 +250,13 @@ static void child_fail(const char* err, int code) {
 
 /* The node of DIR/config.ini (the parent's resolved config), its initial weights written
  * to DIR/init.ckpt for the PyTorch side. */
-static SwarmNode* child_node(const char* dir, Config** cfg_out) {
+static SwarmNode* child_node(const char* dir, Config** cfg_out, RunSettings* set) {
     char path[PATH_MAX + 64], err[1024];
     snprintf(path, sizeof path, "%s/config.ini", dir);
     Config* cfg = *cfg_out = config_new();
     if (config_load_file(cfg, path, err, sizeof err) || config_validate(cfg, err, sizeof err)) child_fail(err, 2);
-    SwarmNode* node = node_create(cfg, 0, 1, MPI_COMM_WORLD, err, sizeof err);
+    *set = run_settings_read(cfg, 1);
+    SwarmNode* node = node_create(set, 0, MPI_COMM_WORLD, err, sizeof err);
     if (!node) child_fail(err, 2);
     snprintf(path, sizeof path, "%s/init.ckpt", dir);
     if (checkpoint_save(node->policy, path, 0, err, sizeof err)) child_fail(err, 1);
@@ -289,11 +265,11 @@ static SwarmNode* child_node(const char* dir, Config** cfg_out) {
 
 /* The model's shape and node 0's generation, optimiser and GRPO settings, as round.json
  * gives them to the PyTorch side. */
-static cJSON* round_settings_json(const Config* cfg, const Model* m) {
-    SwarmSettings sw = swarm_settings_read(cfg);
-    NodeSettings node0 = node_settings_read(cfg, 0);
-    GenConfig gen = node0.gen;
-    AdamWConfig hp = node0.adamw;
+static cJSON* round_settings_json(const RunSettings* set, const Model* m) {
+    const SwarmSettings* sw = &set->sw;
+    const NodeSettings* node0 = &set->node[0];
+    GenConfig gen = node0->gen;
+    AdamWConfig hp = node0->adamw;
     cJSON* j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
     cJSON_AddNumberToObject(j, "n_head", m->cfg.n_head);
@@ -301,9 +277,9 @@ static cJSON* round_settings_json(const Config* cfg, const Model* m) {
     cJSON_AddNumberToObject(j, "n_ctx", m->cfg.n_ctx);
     cJSON_AddNumberToObject(j, "vocab", m->cfg.vocab);
     cJSON_AddNumberToObject(j, "num_params", (double)m->num_params);
-    cJSON_AddNumberToObject(j, "local", node0.n_local);
-    cJSON_AddNumberToObject(j, "completions", node0.n_completions);
-    cJSON_AddNumberToObject(j, "seed", (double)sw.seed);
+    cJSON_AddNumberToObject(j, "local", node0->n_local);
+    cJSON_AddNumberToObject(j, "completions", node0->n_completions);
+    cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
     cJSON_AddNumberToObject(j, "temperature", gen.sampler.temperature);
     cJSON_AddNumberToObject(j, "top_p", gen.sampler.top_p);
     cJSON_AddNumberToObject(j, "max_new_tokens", gen.max_new_tokens);
@@ -313,27 +289,28 @@ static cJSON* round_settings_json(const Config* cfg, const Model* m) {
     cJSON_AddNumberToObject(j, "beta2", hp.beta2);
     cJSON_AddNumberToObject(j, "eps", hp.eps);
     cJSON_AddNumberToObject(j, "weight_decay", hp.weight_decay);
-    cJSON_AddNumberToObject(j, "grad_clip", node0.grad_clip);
-    cJSON_AddNumberToObject(j, "eps_low", node0.grpo.eps_low);
-    cJSON_AddNumberToObject(j, "eps_high", node0.grpo.eps_high);
-    cJSON_AddNumberToObject(j, "ppo_epochs", node0.grpo.ppo_epochs);
-    cJSON_AddNumberToObject(j, "kl", node0.grpo.kl);
+    cJSON_AddNumberToObject(j, "grad_clip", node0->grad_clip);
+    cJSON_AddNumberToObject(j, "eps_low", node0->grpo.eps_low);
+    cJSON_AddNumberToObject(j, "eps_high", node0->grpo.eps_high);
+    cJSON_AddNumberToObject(j, "ppo_epochs", node0->grpo.ppo_epochs);
+    cJSON_AddNumberToObject(j, "kl", node0->grpo.kl);
     cJSON_AddStringToObject(j, "backend", m->backend->name);
     return j;
 }
 
 /* DIR/round.json: the settings and the questions of each of the `total` rounds; asked[r]
  * gets the tasks of round r as a bit mask. */
-static void child_write_round_json(const char* dir, const Config* cfg, const Model* m, int total, unsigned* asked) {
-    SwarmSettings sw = swarm_settings_read(cfg);
-    int n_q = node_settings_read(cfg, 0).n_local;
+static void child_write_round_json(const char* dir, const RunSettings* set, const Model* m, int total,
+                                   unsigned* asked) {
+    const SwarmSettings* sw = &set->sw;
+    int n_q = set->node[0].n_local;
     char path[PATH_MAX + 64], err[1024];
     TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, sizeof err))
+    if (taskset_build(&ts, sw->tasks_names, sw->tasks_preset, err, sizeof err))
         sapo_die("sapo bench round (child): %s", err);
-    cJSON* j = round_settings_json(cfg, m);
+    cJSON* j = round_settings_json(set, m);
     cJSON* rounds_json = cJSON_AddArrayToObject(j, "rounds");
-    for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, sw.seed, r, n_q, &asked[r]));
+    for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, sw->seed, r, n_q, &asked[r]));
     snprintf(path, sizeof path, "%s/round.json", dir);
     if (write_json(path, j)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(j);
@@ -371,7 +348,7 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
         mismatch |= seen != asked[r];
         cJSON_AddItemToArray(per, round_record_json(r, r >= warmup, &rec));
     }
-    long hwm_kb = proc_status_kb("VmHWM");
+    long hwm_kb = bench_status_kb("VmHWM");
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     cJSON_AddNumberToObject(out, "peak_rss_kb", hwm_kb > 0 ? (double)hwm_kb : (double)ru.ru_maxrss);
@@ -387,16 +364,18 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
 static int child_main(const char* dir, int rounds, int warmup, int threads) {
     openblas_set_num_threads(threads);
     MPI_Init(NULL, NULL); /* a singleton: no mpirun needed */
-    long base_kb = proc_status_kb("VmRSS");
+    long base_kb = bench_status_kb("VmRSS");
     Config* cfg;
-    SwarmNode* node = child_node(dir, &cfg);
+    RunSettings set;
+    SwarmNode* node = child_node(dir, &cfg, &set);
     int total = warmup + rounds;
     unsigned* asked = callocCheck((size_t)total, sizeof *asked);
-    child_write_round_json(dir, cfg, node->policy, total, asked);
+    child_write_round_json(dir, &set, node->policy, total, asked);
     child_rounds(dir, node, warmup, total, asked, base_kb);
     free(asked);
     node_finish(node, total);
     node_free(node);
+    run_settings_free(&set);
     config_free(cfg);
     MPI_Finalize();
     return 0;
@@ -442,7 +421,7 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     snprintf(rounds, sizeof rounds, "%d", o->rounds);
     snprintf(warm, sizeof warm, "%d", o->warmup);
     snprintf(threads, sizeof threads, "%d", o->threads);
-    char* argv[] = {(char*)self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
+    char* argv[] = {(char*)bench_self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
                     "--warmup-rounds", warm, "--threads", threads, NULL};
     fflush(stdout);
     fflush(stderr);
@@ -488,7 +467,7 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
     snprintf(cmd, sizeof cmd,
              "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' "
              "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
-             o->threads, o->threads, o->threads, python_path(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
+             o->threads, o->threads, o->threads, bench_python(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
              device);
     fflush(stdout);
     FILE* p = popen(cmd, "r");
@@ -587,8 +566,8 @@ static void usage(FILE* out) {
             "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
             "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
             "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
-            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the build's\n"
-            "venv/bin/python, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
+            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the venv next\n"
+            "to this binary, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
             "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
             "round, BOS + the prompt's tail), the way TRL / genrl do: the I x L prompts left-padded with\n"
             "an attention mask and position ids, batched sampling at gen.temperature with a KV cache until\n"
@@ -624,14 +603,17 @@ typedef struct {
 /* The one way out of the parent (and of option errors): releases the configs and the
  * overrides, returns `code`. */
 static int round_end(RoundOptions* o, int code) {
-    for (int c = 0; c < o->n_configs; c++) config_free(o->configs[c].cfg);
+    for (int c = 0; c < o->n_configs; c++) {
+        run_settings_free(&o->configs[c].set);
+        config_free(o->configs[c].cfg);
+    }
     free(o->overrides);
     return code;
 }
 
 /* The options into o: the overrides, --config names, --init files, the counts and flags,
- * --child. Returns -1 to go on, else the exit status (0 after --help, 2 on a bad option). */
-static int round_read_options(RoundOptions* o, int argc, char** argv) {
+ * --child. Exits with 0 after --help, 2 on a bad option. */
+static StageResult round_read_options(RoundOptions* o, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("bench round", OPTIONS, argc, argv, &a);
     o->overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
@@ -662,34 +644,34 @@ static int round_read_options(RoundOptions* o, int argc, char** argv) {
     o->child_dir = a.opt[OPT_CHILD];
     cli_args_free(&a);
     if (parsed > 0) usage(stdout);
-    return parsed ? (parsed > 0 ? 0 : 2) : -1;
+    return parsed ? stage_exit(parsed > 0 ? 0 : 2) : stage_go_on();
 }
 
 /* Every selected config (default quick, then paper) resolved, loaded and checked, the
- * --init files placed, before anything runs. Returns -1 to go on, else 2. */
-static int round_load_configs(RoundOptions* o) {
+ * --init files placed, before anything runs. Exits with 2 on a bad one. */
+static StageResult round_load_configs(RoundOptions* o) {
     if (o->n_names == 0) {
         o->names[o->n_names++] = "quick";
         o->names[o->n_names++] = "paper";
     }
     char err[1024];
     for (int k = 0; k < o->n_names; k++) {
-        if (resolve_config(o, o->names[k])) return 2;
+        if (resolve_config(o, o->names[k])) return stage_exit(2);
         RoundConfig* rc = &o->configs[o->n_configs - 1];
-        rc->cfg = load_round_config(rc->path, o->overrides, o->n_overrides, err, sizeof err);
+        rc->cfg = load_round_config(rc->path, o->overrides, o->n_overrides, &rc->set, err, sizeof err);
         if (!rc->cfg) {
             fprintf(stderr, "sapo bench round: config error (%s): %s\n", rc->label, err);
-            return 2;
+            return stage_exit(2);
         }
     }
-    if (place_inits(o)) return 2;
+    if (place_inits(o)) return stage_exit(2);
     for (int c = 0; c < o->n_configs; c++) { /* the init now set: its shape checked again */
-        if (swarm_config_check(o->configs[c].cfg, 1, err, sizeof err)) {
+        if (swarm_config_check(&o->configs[c].set, err, sizeof err)) {
             fprintf(stderr, "sapo bench round: config error (%s): %s\n", o->configs[c].label, err);
-            return 2;
+            return stage_exit(2);
         }
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* The '#' lines before the table: how each side runs, each config's shape and init, the
@@ -698,22 +680,21 @@ static void round_print_header(const RoundOptions* o) {
     printf("# sapo bench round: one swarm node-round (generate + score + train), ours vs PyTorch eager%s\n",
            o->torch ? "" : " (--no-torch: ours only)");
     printf("# %d thread(s) per side, warm-up rounds %d (untimed), timed rounds %d; ours: `%s bench round --child` "
-           "(a fresh process, MPI singleton)\n", o->threads, o->warmup, o->rounds, self_path());
-    if (o->torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", python_path());
+           "(a fresh process, MPI singleton)\n", o->threads, o->warmup, o->rounds, bench_self_path());
+    if (o->torch) printf("# torch: %s " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n", bench_python());
     for (int c = 0; c < o->n_configs; c++) {
-        const Config* cfg = o->configs[c].cfg;
-        SwarmSettings sw = swarm_settings_read(cfg);
-        NodeSettings node0 = node_settings_read(cfg, 0);
-        GPTConfig g = node0.model;
-        long n_q = node0.n_local, n_l = node0.n_completions;
+        const SwarmSettings* sw = &o->configs[c].set.sw;
+        const NodeSettings* node0 = &o->configs[c].set.node[0];
+        GPTConfig g = node0->model;
+        long n_q = node0->n_local, n_l = node0->n_completions;
         printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
                "temperature %g, tasks %s (%s), backend %s\n",
                o->configs[c].label, o->configs[c].path, g.n_layer, g.n_head, g.d_model, g.n_ctx, n_q, n_l, n_q * n_l,
-               (long)node0.gen.max_new_tokens, node0.gen.sampler.temperature, sw.tasks_names,
-               task_preset_name(sw.tasks_preset), model_backend_choice_name(node0.backend));
-        if (*o->configs[c].init)
+               (long)node0->gen.max_new_tokens, node0->gen.sampler.temperature, sw->tasks_names,
+               task_preset_name(sw->tasks_preset), model_backend_choice_name(node0->backend));
+        if (*node0->init)
             printf("# %-6s init: %s (a trained model: completions stop at </answer> when it answers)\n",
-                   o->configs[c].label, o->configs[c].init);
+                   o->configs[c].label, node0->init);
         else
             printf("# %-6s init: random (worst case: every row writes gen.max_new_tokens bytes of garbage)\n",
                    o->configs[c].label);
@@ -757,23 +738,23 @@ static void round_print_rows(const char* label, const SideResult* ours, const Si
 
 /* Config c measured: its work directory, our side in a child, then (unless --no-torch and
  * when ours ran) the PyTorch side on the config's device, its rows printed, the directory
- * kept or removed. Sets *failed when a side fails. Returns -1 to go on, else 1 (no work
- * directory). */
-static int round_measure(const RoundOptions* o, int c, RoundResults* res, int* failed) {
+ * kept or removed. Sets *failed when a side fails. Exits with 1 when there is no work
+ * directory. */
+static StageResult round_measure(const RoundOptions* o, int c, RoundResults* res, int* failed) {
     const RoundConfig* rc = &o->configs[c];
     char dir[PATH_MAX];
-    if (round_work_dir(rc->cfg, dir, sizeof dir)) return 1;
+    if (round_work_dir(rc->cfg, dir, sizeof dir)) return stage_exit(1);
     if (run_ours(o, dir, &res->ours[c], &res->mismatch[c])) {
         *failed = 1;
     } else if (o->torch) {
-        const ModelBackend* be = model_backend_for(node_settings_read(rc->cfg, 0).backend);
+        const ModelBackend* be = model_backend_for(rc->set.node[0].backend);
         const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
         if (run_torch(o, dir, device, &res->torch[c])) *failed = 1;
     }
     round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
     if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
     else remove_dir(dir);
-    return -1;
+    return stage_go_on();
 }
 
 /* The footer: per config and side what the timed rounds sampled, a warning where the
@@ -804,21 +785,21 @@ static void round_print_footer(const RoundOptions* o, const RoundResults* res) {
 
 int bench_round_main(int argc, char** argv) {
     RoundOptions o = {.rounds = 3, .warmup = 1, .threads = 1, .torch = 1};
-    int code = round_read_options(&o, argc, argv);
-    if (code >= 0) return round_end(&o, code);
+    StageResult stage = round_read_options(&o, argc, argv);
+    if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     if (o.child_dir) {
         free(o.overrides);
         return child_main(o.child_dir, o.rounds, o.warmup, o.threads);
     }
-    code = round_load_configs(&o);
-    if (code >= 0) return round_end(&o, code);
+    stage = round_load_configs(&o);
+    if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     round_print_header(&o);
     RoundResults res;
     memset(&res, 0, sizeof res);
     int failed = 0;
     for (int c = 0; c < o.n_configs; c++) {
-        code = round_measure(&o, c, &res, &failed);
-        if (code >= 0) return round_end(&o, code);
+        stage = round_measure(&o, c, &res, &failed);
+        if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
     }
     round_print_footer(&o, &res);
     return round_end(&o, failed ? 1 : 0);

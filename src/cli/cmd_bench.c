@@ -6,20 +6,14 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "bench/bench_process.h"
 #include "cli/commands.h"
 
 /* The swarm benchmark launches mpirun several times and reads the logs: Python does that
  * (scripts/bench/bench_swarm.py); this passes it the path of this sapo binary. */
 static int bench_swarm_main(int argc, char** argv) {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        fprintf(stderr, "sapo bench swarm: cannot find the sapo binary's path\n");
-        return 1;
-    }
-    self[n] = '\0';
-    const char* py = getenv("SAPO_PYTHON");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char* self = bench_self_path();
+    const char* py = bench_python();
     char script[PATH_MAX];
     snprintf(script, sizeof script, "%s/" BENCH_SCRIPTS_DIR "/bench_swarm.py", SAPO_SOURCE_DIR);
     char** args = calloc((size_t)argc + 5, sizeof(char*));
@@ -27,7 +21,7 @@ static int bench_swarm_main(int argc, char** argv) {
     args[k++] = (char*)py;
     args[k++] = script;
     args[k++] = "--sapo";
-    args[k++] = self;
+    args[k++] = (char*)self;
     for (int i = 1; i < argc; i++) args[k++] = argv[i];
     execvp(py, args);
     perror("sapo bench swarm: cannot start python");

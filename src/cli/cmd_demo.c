@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
+#include "core/stage.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
@@ -74,10 +75,10 @@ static int demo_end(Demo* d, int code) {
     return code;
 }
 
-/* ---- the stages: each returns -1 to go on, else the exit status ---------------------- */
+/* ---- the stages: each says go on, or exit with a status (core/stage.h) ---------------- */
 
 /* The options and the config. */
-static int demo_read_options(Demo* d, int argc, char** argv) {
+static StageResult demo_read_options(Demo* d, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("demo", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
@@ -88,19 +89,19 @@ static int demo_read_options(Demo* d, int argc, char** argv) {
     int bad = d->cfg &&
               (cli_opt_int(&a, OPT_STEPS, 1, INT_MAX, &d->steps) || cli_opt_int(&a, OPT_BATCH, 1, 4096, &d->B));
     cli_args_free(&a);
-    if (parsed > 0) return 0;
-    if (!d->cfg || bad) return 2;
-    return -1;
+    if (parsed > 0) return stage_exit(0);
+    if (!d->cfg || bad) return stage_exit(2);
+    return stage_go_on();
 }
 
 /* The run directory (--out, else results/runs/demo-DATE-TIME). */
-static int demo_run_dir(Demo* d) {
+static StageResult demo_run_dir(Demo* d) {
     d->dir = run_dir_create(d->out_dir, "demo", "", d->err, sizeof d->err);
     if (!d->dir) {
         fprintf(stderr, "sapo demo: %s\n", d->err);
-        return 1;
+        return stage_exit(1);
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* A fresh CPU model at node 0's shape (n_ctx at least DEMO_T), then the lines that say
@@ -220,12 +221,12 @@ static int demo_finish(Demo* d, int correct) {
 
 int cmd_demo(int argc, char** argv) {
     Demo d = {0};
-    int code = demo_read_options(&d, argc, argv);
-    if (code < 0) code = demo_run_dir(&d);
-    if (code < 0) {
+    StageResult stage = demo_read_options(&d, argc, argv);
+    if (stage_goes_on(stage)) stage = demo_run_dir(&d);
+    if (stage_goes_on(stage)) {
         demo_model(&d);
         demo_train(&d);
-        code = demo_finish(&d, demo_evaluate(&d));
+        stage = stage_exit(demo_finish(&d, demo_evaluate(&d)));
     }
-    return demo_end(&d, code);
+    return demo_end(&d, stage.exit_code);
 }

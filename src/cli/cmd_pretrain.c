@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
+#include "core/stage.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
@@ -50,18 +51,17 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
  * nodes' evaluation, sampled from the stream node 0 evaluates round 0 with: per task in
  * tasks.names order, then the mean over the questions. Returns -1 with err when the set
  * cannot be built. */
-static int report_skill(Model* m, const PromptCodec* codec, const Config* cfg, const TaskSet* ts, const GenConfig* gen,
-                        uint64_t seed, FILE* out, char* err, size_t errlen) {
-    SwarmSettings sw = swarm_settings_read(cfg);
-    int n = sw.eval_questions;
-    uint64_t eval_seed = sw.eval_seed;
+static int report_skill(Model* m, const PromptCodec* codec, const SwarmSettings* sw, const TaskSet* ts,
+                        const GenConfig* gen, FILE* out, char* err, size_t errlen) {
+    int n = sw->eval_questions;
+    uint64_t eval_seed = sw->eval_seed;
     if (n == 0) {
         fprintf(out, "warm-up skill: not measured (run.eval_questions = 0)\n");
         return 0;
     }
     EvalSet es;
     if (evalset_build(&es, ts, eval_seed, n, err, errlen)) return -1;
-    RngStream rng = rng_stream(seed, 0, 0, RNG_EVAL);
+    RngStream rng = rng_stream(sw->seed, 0, 0, RNG_EVAL);
     double by_task[TASK_N_IDS], tagged[TASK_N_IDS];
     double pass1 = evaluation_run(m, codec, gen, &es, &rng, by_task, tagged);
     fprintf(out,
@@ -110,8 +110,9 @@ typedef struct {
     const char* out; /* the checkpoint to write */
     char* owned;     /* out when this command built it (RUN_DIR/warmup.ckpt), else NULL */
     int quiet;
-    SwarmSettings sw;
-    NodeSettings node0; /* the warm-up trains at node 0's settings, all of them */
+    RunSettings set;    /* node 0 .. the highest [node.K]: the warm-up trains at node 0's settings, all of them */
+    const SwarmSettings* sw;
+    const NodeSettings* node0; /* set.node[0] */
     TaskSet ts;
     const ModelBackend* backend;
     Model* m;
@@ -128,14 +129,15 @@ static int pretrain_end(Pretrain* p, int code) {
     taskset_free(&p->ts);
     model_free(p->m);
     if (p->tok) tokenizer_free(p->tok);
+    run_settings_free(&p->set);
     config_free(p->cfg);
     return code;
 }
 
-/* ---- the stages: each returns -1 to go on, else the exit status ---------------------- */
+/* ---- the stages: each says go on, or exit with a status (core/stage.h) ---------------- */
 
 /* The options and the config. */
-static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
+static StageResult pretrain_read_options(Pretrain* p, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
@@ -143,18 +145,20 @@ static int pretrain_read_options(Pretrain* p, int argc, char** argv) {
     p->out = a.opt[OPT_OUT];
     p->quiet = a.opt[OPT_QUIET] != NULL;
     cli_args_free(&a);
-    if (parsed > 0) return 0;
-    if (!p->cfg) return 2;
-    p->sw = swarm_settings_read(p->cfg);
-    p->node0 = node_settings_read(p->cfg, 0);
-    return -1;
+    if (parsed > 0) return stage_exit(0);
+    if (!p->cfg) return stage_exit(2);
+    /* every [node.K] the config sets is budget-checked; the checkpoint serves them all */
+    p->set = run_settings_read(p->cfg, config_max_node(p->cfg) + 1);
+    p->sw = &p->set.sw;
+    p->node0 = &p->set.node[0];
+    return stage_go_on();
 }
 
 /* A llama node's model.hf_dir: a directory with a readable config.json and a tokenizer.json,
  * and room for prompts beside gen.max_new_tokens, as sapo run checks it. 0, or -1 after one
  * line on stderr. */
 static int pretrain_check_hf(const Pretrain* p) {
-    const NodeSettings* ns = &p->node0;
+    const NodeSettings* ns = p->node0;
     GPTConfig h;
     char why[512];
     if (!*ns->hf_dir) {
@@ -183,38 +187,38 @@ static int pretrain_check_hf(const Pretrain* p) {
 }
 
 /* The tasks, the budget and the backend, before any output file. */
-static int pretrain_check(Pretrain* p) {
-    if (taskset_build(&p->ts, p->sw.tasks_names, p->sw.tasks_preset, p->err, sizeof p->err)) {
+static StageResult pretrain_check(Pretrain* p) {
+    if (taskset_build(&p->ts, p->sw->tasks_names, p->sw->tasks_preset, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
-    if (p->node0.family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return 2;
+    if (p->node0->family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return stage_exit(2);
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
      * trains at node 0's settings; the checkpoint serves them all). */
-    if (budget_check_config(p->cfg, config_max_node(p->cfg) + 1, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
+    if (budget_check_settings(&p->set, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     /* node 0's backend, as the nodes choose theirs (auto: CUDA when a GPU is visible) */
-    p->backend = model_backend_for(p->node0.backend);
+    p->backend = model_backend_for(p->node0->backend);
     if (!p->backend) {
         fprintf(stderr, "sapo pretrain: config error: model.backend = '%s' is not available in this build or on this "
-                        "machine\n", model_backend_choice_name(p->node0.backend));
-        return 2;
+                        "machine\n", model_backend_choice_name(p->node0->backend));
+        return stage_exit(2);
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* The checkpoint's path (--out, else pretrain.out, else a fresh RUN_DIR/warmup.ckpt) and its
  * folder, before any training: a path that cannot be written is found now, not after the
  * steps. */
-static int pretrain_out_path(Pretrain* p) {
-    if (!p->out || !*p->out) p->out = p->sw.pretrain.out;
+static StageResult pretrain_out_path(Pretrain* p) {
+    if (!p->out || !*p->out) p->out = p->sw->pretrain.out;
     if (!*p->out) {
-        char* dir = run_dir_create(p->sw.run_out, "pretrain", p->sw.run_name, p->err, sizeof p->err);
+        char* dir = run_dir_create(p->sw->run_out, "pretrain", p->sw->run_name, p->err, sizeof p->err);
         if (!dir) {
             fprintf(stderr, "sapo pretrain: %s\n", p->err);
-            return 1;
+            return stage_exit(1);
         }
         p->out = p->owned = path_join(dir, "warmup.ckpt");
         free(dir);
@@ -226,20 +230,20 @@ static int pretrain_out_path(Pretrain* p) {
         free(parent);
         if (bad) {
             fprintf(stderr, "sapo pretrain: --out %s: %s\n", p->out, p->err);
-            return 1;
+            return stage_exit(1);
         }
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* A llama node's model: model.hf_dir's weights and tokenizer at node 0's context, and the
  * chat codec a node generates through (its answers also end at the end of turn). */
-static int pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
-    const GPTConfig* gc = &p->node0.model;
+static StageResult pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
+    const GPTConfig* gc = &p->node0->model;
     HfModel h;
-    if (hf_model_open(&h, p->node0.hf_dir, p->backend, cap, gc->n_ctx, gc->deterministic, 1, p->err, sizeof p->err)) {
+    if (hf_model_open(&h, p->node0->hf_dir, p->backend, cap, gc->n_ctx, gc->deterministic, 1, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.hf_dir: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     p->m = h.model;
     p->tok = h.tokenizer;
@@ -247,47 +251,47 @@ static int pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
     p->gen.stop_ids = p->codec.stops;
     p->gen.n_stop_ids = p->codec.stops[1] >= 0 ? 2 : 1;
     p->gen.tokenizer = p->tok;
-    return -1;
+    return stage_go_on();
 }
 
 /* The model at node 0's shape on its backend (a llama node's from model.hf_dir), from
  * model.init when set, and the line that says what is trained. */
-static int pretrain_model(Pretrain* p) {
+static StageResult pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
-    const GPTConfig* gc = &p->node0.model;
-    int llama = p->node0.family == MODEL_FAMILY_LLAMA;
-    p->gen = p->node0.gen;
+    const GPTConfig* gc = &p->node0->model;
+    int llama = p->node0->family == MODEL_FAMILY_LLAMA;
+    p->gen = p->node0->gen;
     p->gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once (a
      * llama model: 16, as a node does, its KV cache being far larger) */
     int eval_rows = llama ? 16 : 64;
-    ModelCapacity cap = model_capacity_for(gc, p->node0.micro_tokens, p->sw.pretrain.batch, 1, p->gen.max_new_tokens,
+    ModelCapacity cap = model_capacity_for(gc, p->node0->micro_tokens, p->sw->pretrain.batch, 1, p->gen.max_new_tokens,
                                            eval_rows, eval_rows);
     if (llama) {
-        int code = pretrain_open_hf(p, &cap);
-        if (code >= 0) return code;
+        StageResult opened = pretrain_open_hf(p, &cap);
+        if (!stage_goes_on(opened)) return opened;
     } else {
-        p->m = model_create_cap(gc, p->backend, &cap, p->sw.init_seed);
+        p->m = model_create_cap(gc, p->backend, &cap, p->sw->init_seed);
         p->codec = prompt_codec_byte();
     }
-    const char* init = p->node0.init; /* continue a warm-up, e.g. to specialise it */
+    const char* init = p->node0->init; /* continue a warm-up, e.g. to specialise it */
     if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
-        return 2;
+        return stage_exit(2);
     }
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %s%s%d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
-           p->sw.pretrain.steps, p->sw.pretrain.batch, p->ts.n, task_preset_name(p->sw.tasks_preset),
-           llama ? p->node0.hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
-           p->sw.pretrain.lr);
-    return -1;
+           p->sw->pretrain.steps, p->sw->pretrain.batch, p->ts.n, task_preset_name(p->sw->tasks_preset),
+           llama ? p->node0->hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
+           p->sw->pretrain.lr);
+    return stage_go_on();
 }
 
 /* A llama model's demonstration of q whose completion text is demo, as ids: the prompt as the
  * codec frames it for generation (at most n_ctx - gen.max_new_tokens tokens, into
  * prompt_ids), the completion encoded by the tokenizer (heap tk->completion). */
 static SftTokens pretrain_tokens(const Pretrain* p, const Question* q, const char* demo, int* prompt_ids) {
-    int T = p->node0.model.n_ctx, max_new = p->gen.max_new_tokens;
+    int T = p->node0->model.n_ctx, max_new = p->gen.max_new_tokens;
     SftTokens tk = {.prompt = prompt_ids};
     tk.prompt_len = prompt_codec_encode(&p->codec, q->prompt, prompt_ids, T - max_new);
     int* ids;
@@ -299,11 +303,11 @@ static SftTokens pretrain_tokens(const Pretrain* p, const Question* q, const cha
 /* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
  * stream; a progress line at most every 5 seconds and at the last step, unless --quiet. */
 static void pretrain_train(Pretrain* p) {
-    int steps = p->sw.pretrain.steps, B = p->sw.pretrain.batch, T = p->node0.model.n_ctx;
-    AdamWConfig hp = p->node0.adamw;
-    hp.lr = p->sw.pretrain.lr;
-    float clip = p->node0.grad_clip;
-    uint64_t seed = p->sw.seed;
+    int steps = p->sw->pretrain.steps, B = p->sw->pretrain.batch, T = p->node0->model.n_ctx;
+    AdamWConfig hp = p->node0->adamw;
+    hp.lr = p->sw->pretrain.lr;
+    float clip = p->node0->grad_clip;
+    uint64_t seed = p->sw->seed;
     Question* qs = callocCheck(B, sizeof *qs);
     SftExample* ex = mallocCheck(sizeof(SftExample) * B);
     char** demos = mallocCheck(sizeof(char*) * B);
@@ -360,7 +364,7 @@ static int pretrain_finish(Pretrain* p) {
         fprintf(stderr, "sapo pretrain: %s\n", p->err);
         return 1;
     }
-    if (report_skill(p->m, &p->codec, p->cfg, &p->ts, &p->gen, p->sw.seed, stdout, p->err, sizeof p->err)) {
+    if (report_skill(p->m, &p->codec, p->sw, &p->ts, &p->gen, stdout, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: evaluation set: %s\n", p->err);
         return 1;
     }
@@ -372,13 +376,13 @@ static int pretrain_finish(Pretrain* p) {
 
 int cmd_pretrain(int argc, char** argv) {
     Pretrain p = {0};
-    int code = pretrain_read_options(&p, argc, argv);
-    if (code < 0) code = pretrain_check(&p);
-    if (code < 0) code = pretrain_out_path(&p);
-    if (code < 0) code = pretrain_model(&p);
-    if (code < 0) {
+    StageResult stage = pretrain_read_options(&p, argc, argv);
+    if (stage_goes_on(stage)) stage = pretrain_check(&p);
+    if (stage_goes_on(stage)) stage = pretrain_out_path(&p);
+    if (stage_goes_on(stage)) stage = pretrain_model(&p);
+    if (stage_goes_on(stage)) {
         pretrain_train(&p);
-        code = pretrain_finish(&p);
+        stage = stage_exit(pretrain_finish(&p));
     }
-    return pretrain_end(&p, code);
+    return pretrain_end(&p, stage.exit_code);
 }

@@ -27,12 +27,14 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/stage.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
 #include "io/run_dir.h"
 #include "swarm/budget_check.h"
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
+#include "swarm/node_config.h"
 #include "swarm/node_log.h"
 #include "tasks/registry.h"
 
@@ -105,13 +107,13 @@ static double host_memory_bytes(void) {
 
 /* Prints the estimated memory per rank and stops the run before any work when the ranks on
  * one host would need more than it has. Collective. Returns 1 when it fits. */
-static int memory_fits(const Config* cfg, int rank, MPI_Comm comm) {
+static int memory_fits(const RunSettings* rs, int rank, MPI_Comm comm) {
     MPI_Comm host;
     int host_rank, host_size, fits = 1;
     mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
     mpiCheck(MPI_Comm_rank(host, &host_rank));
     mpiCheck(MPI_Comm_size(host, &host_size));
-    double mine = node_memory_estimate(cfg, rank), sum = 0, most = 0;
+    double mine = node_memory_estimate(&rs->sw, &rs->node[rank]), sum = 0, most = 0;
     mpiCheck(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, host));
     mpiCheck(MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, host));
     double have = host_memory_bytes(), MB = 1024.0 * 1024.0;
@@ -185,8 +187,24 @@ static void format_duration(double s, char* buf, size_t n) {
     else snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* Per-node totals gathered for the summary. */
-enum { S_OWN, S_TRAIN, S_EXT, S_SHORT, S_REJ, S_EVAL_SUM, S_EVAL_N, S_EVAL_LAST, S_TIME, S_BYTES, S_COUNT };
+/* A node's running totals over its rounds: the one list of them (name and meaning), in the
+ * order its checkpoints store them (f64[RT_COUNT] of the state file) and the summary
+ * gathers them. run_accumulate adds a round to them. */
+#define RUN_TOTALS(X)                                                                  \
+    X(OWN, "sum of reward_own")                                                        \
+    X(TRAIN, "sum of reward_train")                                                    \
+    X(EXT, "sum of external_used")                                                     \
+    X(SHORT, "sum of shortfall")                                                       \
+    X(REJ, "sum of msgs_rejected + groups_rejected")                                   \
+    X(EVAL_SUM, "sum of eval_pass1 over the evaluated rounds")                         \
+    X(EVAL_N, "evaluated rounds")                                                      \
+    X(EVAL_LAST, "the last eval_pass1; NaN before the first evaluation")               \
+    X(TIME, "seconds in node_round and its logging")                                   \
+    X(BYTES, "sum of bytes_sent")
+
+#define RUN_TOTAL_ENUM(id, help) RT_##id,
+typedef enum { RUN_TOTALS(RUN_TOTAL_ENUM) RT_COUNT } RunTotal;
+#undef RUN_TOTAL_ENUM
 
 /* The learning window of the summary: a node's mean own reward over its first and last
  * `window` rounds (a fifth of the run, at most 50 rounds), read back from its own log, so a
@@ -237,7 +255,7 @@ static int resume_check(const char* dir, int size, int* start, char* err, size_t
 
 /* Every rank, before any node file is opened: after `start` > 0 rounds its log must be
  * there to continue and its checkpoint whole (model and state file). */
-static int resume_verify_node(const char* dir, int rank, int start, const Config* cfg, char* err, size_t errlen) {
+static int resume_verify_node(const char* dir, int rank, int start, const NodeSettings* ns, char* err, size_t errlen) {
     if (start == 0) return 0; /* no checkpoint yet: every log restarts from round 0 */
     char leaf[32], why[1024];
     snprintf(leaf, sizeof leaf, "node_%04d.h5", rank);
@@ -247,8 +265,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
     if (!there) set_error(err, errlen, "node %d: %s is missing (the checkpoint after round %d continues it)", rank, log, start);
     free(log);
     if (!there) return -1;
-    GPTConfig shape = node_settings_read(cfg, rank).model;
-    if (node_checkpoint_verify(dir, rank, start, &shape, S_COUNT, why, sizeof why))
+    if (node_checkpoint_verify(dir, rank, start, &ns->model, RT_COUNT, why, sizeof why))
         return set_error(err, errlen, "node %d: %s", rank, why);
     return 0;
 }
@@ -262,7 +279,7 @@ static int resume_verify_node(const char* dir, int rank, int start, const Config
 static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every, const double* totals, RunLog* log,
                           RunFault* fault, MPI_Comm comm) {
     char err[1024];
-    if (!fault->failed && node_checkpoint_save(node, dir, done, totals, S_COUNT, err, sizeof err))
+    if (!fault->failed && node_checkpoint_save(node, dir, done, totals, RT_COUNT, err, sizeof err))
         fault_set(fault, "node %d: checkpoint after round %d: %s", node->rank, done, err);
     runlog_check(log, fault, 0);
     if (!agree_report(!fault->failed, fault->msg, "sapo run: ", comm)) return -1;
@@ -287,16 +304,16 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
     cJSON* per_node = cJSON_AddArrayToObject(root, "per_node");
     double sum_own = 0, sum_train = 0;
     for (int k = 0; k < size; k++) {
-        const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
-        sum_own += t[S_OWN];
-        sum_train += t[S_TRAIN];
+        const double *t = all + (size_t)k * RT_COUNT, *wk = windows + 2 * (size_t)k;
+        sum_own += t[RT_OWN];
+        sum_train += t[RT_TRAIN];
         cJSON* e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "node", k);
-        cJSON_AddNumberToObject(e, "cum_reward_own", t[S_OWN]);
-        cJSON_AddNumberToObject(e, "cum_reward_train", t[S_TRAIN]);
-        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[S_EXT] / rounds : 0.0);
-        cJSON_AddNumberToObject(e, "rejected", t[S_REJ]);
-        cJSON_AddNumberToObject(e, "eval_last", t[S_EVAL_LAST]); /* cJSON prints NaN as null */
+        cJSON_AddNumberToObject(e, "cum_reward_own", t[RT_OWN]);
+        cJSON_AddNumberToObject(e, "cum_reward_train", t[RT_TRAIN]);
+        cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[RT_EXT] / rounds : 0.0);
+        cJSON_AddNumberToObject(e, "rejected", t[RT_REJ]);
+        cJSON_AddNumberToObject(e, "eval_last", t[RT_EVAL_LAST]); /* cJSON prints NaN as null */
         cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
         cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
         cJSON_AddItemToArray(per_node, e);
@@ -319,7 +336,7 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
 
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
  * closed, then DONE, each only when everything before it was written. */
-static void run_summarize(const Config* cfg, const char* dir, int size, int rounds, double wall, const double* all,
+static void run_summarize(const RunSettings* rs, const char* dir, int size, int rounds, double wall, const double* all,
                           const double* windows, RunLog* log, RunFault* fault) {
     logf_both(log, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n", size,
               rounds, wall);
@@ -331,16 +348,16 @@ static void run_summarize(const Config* cfg, const char* dir, int size, int roun
               first_h, last_h, "ext/round", "rejected", "eval last", "s/round");
     double sum_own = 0, sum_train = 0, first = 0, last = 0;
     for (int k = 0; k < size; k++) {
-        const double *t = all + (size_t)k * S_COUNT, *wk = windows + 2 * (size_t)k;
-        sum_own += t[S_OWN];
-        sum_train += t[S_TRAIN];
-        NodeSettings ns = node_settings_read(cfg, k);
+        const double *t = all + (size_t)k * RT_COUNT, *wk = windows + 2 * (size_t)k;
+        sum_own += t[RT_OWN];
+        sum_train += t[RT_TRAIN];
+        const NodeSettings* ns = &rs->node[k];
         first += wk[0] / size;
         last += wk[1] / size;
         logf_both(log, "%-6d %4ld %4ld %12.2f %12.2f %10.3f %11.3f %9.2f %9.0f %9.3f %10.3f\n", k,
-                  (long)ns.n_local, (long)ns.n_external, t[S_OWN],
-                  t[S_TRAIN], wk[0], wk[1], rounds ? t[S_EXT] / rounds : 0.0, t[S_REJ], t[S_EVAL_LAST],
-                  rounds ? t[S_TIME] / rounds : 0.0);
+                  (long)ns->n_local, (long)ns->n_external, t[RT_OWN],
+                  t[RT_TRAIN], wk[0], wk[1], rounds ? t[RT_EXT] / rounds : 0.0, t[RT_REJ], t[RT_EVAL_LAST],
+                  rounds ? t[RT_TIME] / rounds : 0.0);
     }
     char* path = path_join(dir, "summary.json");
     if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, err, sizeof err))
@@ -361,12 +378,23 @@ static void run_summarize(const Config* cfg, const char* dir, int size, int roun
 
 /* ---- the command ------------------------------------------------------------------- */
 
+/* The resolved config as config_write prints it (what config.ini and each node log hold);
+ * the caller frees it. */
+static char* config_text(const Config* cfg) {
+    char* text = NULL;
+    size_t len = 0;
+    FILE* mem = open_memstream(&text, &len);
+    if (!mem) sapo_die("open_memstream failed");
+    config_write(cfg, mem);
+    fclose(mem);
+    return text;
+}
+
 /* Rank 0 creates a fresh run's directory and its first markers: NODES, config.ini. Returns
  * the directory, or NULL after printing one line. */
-static char* run_dir_start(const Config* cfg, const char* requested, int size) {
+static char* run_dir_start(const Config* cfg, const SwarmSettings* sw, const char* requested, int size) {
     char err[1024];
-    SwarmSettings sw = swarm_settings_read(cfg);
-    if (!requested) requested = sw.run_out;
+    if (!requested) requested = sw->run_out;
     char* probe = requested && *requested ? path_join(requested, "node_0000.h5") : NULL;
     struct stat st;
     int taken = probe && stat(probe, &st) == 0;
@@ -375,7 +403,7 @@ static char* run_dir_start(const Config* cfg, const char* requested, int size) {
         fprintf(stderr, "sapo run: %s already holds a run; choose another --out (or remove it)\n", requested);
         return NULL;
     }
-    char* dir = run_dir_create(requested, "swarm", sw.run_name, err, sizeof err);
+    char* dir = run_dir_create(requested, "swarm", sw->run_name, err, sizeof err);
     int ok = dir && !run_dir_write_nodes(dir, size, err, sizeof err);
     if (ok) {
         char* path = path_join(dir, "config.ini");
@@ -401,6 +429,7 @@ typedef struct {
     const char* resume;  /* --resume RUN_DIR, else NULL */
     const char* out_dir; /* --out RUN_DIR, else NULL */
     Config* cfg;
+    RunSettings set;     /* read once from cfg, for the swarm of `size` nodes */
     char* dir;           /* the run directory, the same on every rank */
     char log_name[32];   /* node_NNNN.h5 of this rank */
     int start, rounds;   /* rounds done before this launch (resume), rounds in all */
@@ -409,7 +438,7 @@ typedef struct {
     H5Log* h5;
     RunLog log;
     RunFault fault;
-    double totals[S_COUNT];
+    double totals[RT_COUNT];
     double t_start;
     char err[1024];
 } SwarmRun;
@@ -421,6 +450,7 @@ static int run_end(SwarmRun* run, int code) {
     if (run->log.f) fclose(run->log.f);
     free(run->log.path);
     node_free(run->node);
+    run_settings_free(&run->set);
     config_free(run->cfg);
     free(run->dir);
     MPI_Finalize();
@@ -476,7 +506,8 @@ static int run_read_config(SwarmRun* run, int argc, char** argv, int where[2]) {
     else if (parsed == 0) run->cfg = cli_args_config("run", &args);
     cli_args_free(&args);
     int ok = run->cfg != NULL;
-    if (ok && !where[1] && swarm_config_check(run->cfg, run->size, run->err, sizeof run->err)) {
+    if (ok) run->set = run_settings_read(run->cfg, run->size);
+    if (ok && !where[1] && swarm_config_check(&run->set, run->err, sizeof run->err)) {
         if (run->rank == 0) fprintf(stderr, "sapo run: config error: %s\n", run->err);
         ok = 0;
     }
@@ -488,25 +519,25 @@ static int run_read_config(SwarmRun* run, int argc, char** argv, int where[2]) {
     return ok;
 }
 
-/* Every check before work, collectively. Returns -1 to go on, else the exit status. */
-static int run_setup(SwarmRun* run, int argc, char** argv) {
+/* Every check before work, collectively. */
+static StageResult run_setup(SwarmRun* run, int argc, char** argv) {
     int where[2] = {0, 0}; /* rank 0's verdict on a resume: rounds done, and 1 when complete */
-    if (!agree(run_read_config(run, argc, argv, where), run->comm)) return 2;
+    if (!agree(run_read_config(run, argc, argv, where), run->comm)) return stage_exit(2);
     mpiCheck(MPI_Bcast(where, 2, MPI_INT, 0, run->comm));
     run->start = where[0];
     if (where[1]) {
         if (run->rank == 0) printf("sapo run: %s is already complete (DONE); nothing to resume\n", run->resume);
-        return 0;
+        return stage_exit(0);
     }
     /* Every node's model.init read through (each rank its own), before any run directory. */
-    int ok = !node_init_verify(run->cfg, run->rank, run->err, sizeof run->err);
-    if (!agree_report(ok, run->err, "sapo run: config error: ", run->comm)) return 2;
+    int ok = !node_init_verify(&run->set.node[run->rank], run->rank, run->err, sizeof run->err);
+    if (!agree_report(ok, run->err, "sapo run: config error: ", run->comm)) return stage_exit(2);
     /* Budget: rank 0 measures the tasks' answer and prompt lengths against every node's
      * n_ctx and max_new_tokens (deterministic, a few milliseconds), prints the table, and
      * stops a fresh run whose task is mostly unanswerable. A resumed run was started with
      * its settings and is only warned. */
     if (run->rank == 0) {
-        if (budget_check_config(run->cfg, run->size, stdout, "sapo run: ", run->err, sizeof run->err)) {
+        if (budget_check_settings(&run->set, stdout, "sapo run: ", run->err, sizeof run->err)) {
             if (run->resume) {
                 printf("sapo run: warning: %s\n", run->err);
             } else {
@@ -516,33 +547,34 @@ static int run_setup(SwarmRun* run, int argc, char** argv) {
         }
         fflush(stdout);
     }
-    if (!agree(ok, run->comm) || !agree(memory_fits(run->cfg, run->rank, run->comm), run->comm)) return 2;
-    run->rounds = swarm_settings_read(run->cfg).rounds;
-    return -1;
+    if (!agree(ok, run->comm) || !agree(memory_fits(&run->set, run->rank, run->comm), run->comm)) return stage_exit(2);
+    run->rounds = run->set.sw.rounds;
+    return stage_go_on();
 }
 
 /* ---- the run directory: created (fresh) or checked node by node (resume) ------------ */
 
-/* The directory on every rank, run.log opened on rank 0, the first lines printed.
- * Returns -1 to go on, else the exit status. */
-static int run_open_dir(SwarmRun* run) {
+/* The directory on every rank, run.log opened on rank 0, the first lines printed. */
+static StageResult run_open_dir(SwarmRun* run) {
     char* dir0 = NULL;
-    if (run->rank == 0) dir0 = run->resume ? strdup(run->resume) : run_dir_start(run->cfg, run->out_dir, run->size);
+    if (run->rank == 0)
+        dir0 = run->resume ? strdup(run->resume) : run_dir_start(run->cfg, &run->set.sw, run->out_dir, run->size);
     run->dir = broadcast_string(dir0, run->rank, run->comm);
     free(dir0);
-    if (!run->dir) return 1;
+    if (!run->dir) return stage_exit(1);
     if (run->resume) {
         char prefix[1200];
         snprintf(prefix, sizeof prefix, "sapo run: cannot resume %s: ", run->dir);
-        int ok = !resume_verify_node(run->dir, run->rank, run->start, run->cfg, run->err, sizeof run->err);
-        if (!agree_report(ok, run->err, prefix, run->comm)) return 2;
+        int ok = !resume_verify_node(run->dir, run->rank, run->start, &run->set.node[run->rank], run->err,
+                                     sizeof run->err);
+        if (!agree_report(ok, run->err, prefix, run->comm)) return stage_exit(2);
     }
     if (run->rank == 0) {
         run->log.path = path_join(run->dir, "run.log");
         run->log.f = fopen(run->log.path, run->resume ? "a" : "w");
         if (!run->log.f) fault_set(&run->fault, "cannot open %s: %s", run->log.path, strerror(errno));
     }
-    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return stage_exit(1);
     if (run->rank == 0) {
         if (run->resume)
             logf_both(&run->log, "sapo run: resuming %s after round %d of %d (%d nodes)\n", run->dir, run->start,
@@ -553,7 +585,7 @@ static int run_open_dir(SwarmRun* run) {
         blas_describe(blas, sizeof blas);
         logf_both(&run->log, "sapo run: %s\n", blas);
     }
-    return -1;
+    return stage_go_on();
 }
 
 /* Rank 0: run.h5, the index linking every node's log. */
@@ -574,65 +606,69 @@ static void run_write_index(SwarmRun* run) {
 /* Rank 0, unless --quiet: what node 0 is and what the evaluation asks. */
 static void run_print_node0(SwarmRun* run) {
     const SwarmNode* node = run->node;
-    SwarmSettings sw = swarm_settings_read(run->cfg);
+    const SwarmSettings* sw = &run->set.sw;
     logf_both(&run->log, "node 0: I=%d J=%d L=%d, %zu parameters, tasks %s at preset %s\n", node->set.n_local,
-              node->set.n_external, node->set.n_completions, node->policy->num_params, sw.tasks_names,
-              task_preset_name(sw.tasks_preset));
+              node->set.n_external, node->set.n_completions, node->policy->num_params, sw->tasks_names,
+              task_preset_name(sw->tasks_preset));
     logf_both(&run->log, "node 0: backend %s, %s\n", node->policy->backend->name, node->exchange_info);
     if (node->eval.n > 0)
         logf_both(&run->log,
                   "evaluation: %d fixed held-out questions (run.eval_seed %lld, digest %016llx) every %d rounds\n",
-                  node->eval.n, (long long)sw.eval_seed, (unsigned long long)node->eval.digest,
-                  sw.eval_every);
+                  node->eval.n, (long long)sw->eval_seed, (unsigned long long)node->eval.digest,
+                  sw->eval_every);
 }
 
 /* Every node built, its log opened (or cut back to the checkpoint), its checkpoint loaded;
- * rank 0 writes run.h5. Returns -1 to go on, else the exit status. */
-static int run_open_node(SwarmRun* run) {
+ * rank 0 writes run.h5. */
+static StageResult run_open_node(SwarmRun* run) {
     int rank = run->rank, start = run->start;
-    run->totals[S_EVAL_LAST] = NAN;
-    run->node = node_create(run->cfg, rank, run->size, run->comm, run->err, sizeof run->err);
+    run->totals[RT_EVAL_LAST] = NAN;
+    run->node = node_create(&run->set, rank, run->comm, run->err, sizeof run->err);
     if (!run->node) fault_set(&run->fault, "node %d: %s", rank, run->err);
     snprintf(run->log_name, sizeof run->log_name, "node_%04d.h5", rank);
     char* log_path = path_join(run->dir, run->log_name);
     /* Resumed after a checkpoint: the log is cut back to it. Without one the run starts
      * again from round 0 and so does its log, whatever state a crash or a full disk left. */
     if (run->resume && start == 0) unlink(log_path);
-    if (run->node)
-        run->h5 = start > 0 ? node_log_reopen(log_path, start - 1, run->err, sizeof run->err)
-                            : node_log_create(log_path, run->cfg, rank, run->size, &run->node->eval, run->err,
-                                              sizeof run->err);
+    if (run->node && start > 0) {
+        run->h5 = node_log_reopen(log_path, start - 1, run->err, sizeof run->err);
+    } else if (run->node) {
+        char* config_ini = config_text(run->cfg);
+        run->h5 = node_log_create(log_path, config_ini, &run->set.node[rank], rank, run->size, &run->node->eval,
+                                  run->err, sizeof run->err);
+        free(config_ini);
+    }
     if (run->node && !run->h5) fault_set(&run->fault, "node %d: %s", rank, run->err);
     if (run->h5 && h5log_rows(run->h5) != start)
         fault_set(&run->fault, "node %d: %s holds %lld of the %d rounds before the checkpoint", rank, log_path,
                   (long long)h5log_rows(run->h5), start);
     free(log_path);
     if (run->h5 && start > 0 && !run->fault.failed &&
-        node_checkpoint_load(run->node, run->dir, start, run->totals, S_COUNT, run->err, sizeof run->err))
+        node_checkpoint_load(run->node, run->dir, start, run->totals, RT_COUNT, run->err, sizeof run->err))
         fault_set(&run->fault, "node %d: resuming from the checkpoint after round %d: %s", rank, start, run->err);
     if (rank == 0 && !run->fault.failed) run_write_index(run);
     runlog_check(&run->log, &run->fault, 0);
-    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
+    if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return stage_exit(1);
     if (rank == 0 && !run->quiet) run_print_node0(run);
-    return -1;
+    return stage_go_on();
 }
 
 /* ---- the rounds loop --------------------------------------------------------------- */
 
 /* One round's record added to this node's totals (the summary's, saved in checkpoints). */
 static void run_accumulate(double* totals, const RoundRecord* rec, double seconds) {
-    totals[S_OWN] += rec->m[RM_REWARD_OWN];
-    totals[S_TRAIN] += rec->m[RM_REWARD_TRAIN];
-    totals[S_EXT] += rec->m[RM_EXTERNAL_USED];
-    totals[S_SHORT] += rec->m[RM_SHORTFALL];
-    totals[S_REJ] += rec->m[RM_MSGS_REJECTED] + rec->m[RM_GROUPS_REJECTED];
+    totals[RT_OWN] += rec->m[RM_REWARD_OWN];
+    totals[RT_TRAIN] += rec->m[RM_REWARD_TRAIN];
+    totals[RT_EXT] += rec->m[RM_EXTERNAL_USED];
+    totals[RT_SHORT] += rec->m[RM_SHORTFALL];
+    totals[RT_REJ] += rec->m[RM_MSGS_REJECTED] + rec->m[RM_GROUPS_REJECTED];
     if (!isnan(rec->m[RM_EVAL_PASS1])) {
-        totals[S_EVAL_SUM] += rec->m[RM_EVAL_PASS1];
-        totals[S_EVAL_N] += 1;
-        totals[S_EVAL_LAST] = rec->m[RM_EVAL_PASS1];
+        totals[RT_EVAL_SUM] += rec->m[RM_EVAL_PASS1];
+        totals[RT_EVAL_N] += 1;
+        totals[RT_EVAL_LAST] = rec->m[RM_EVAL_PASS1];
     }
-    totals[S_TIME] += seconds;
-    totals[S_BYTES] += rec->m[RM_BYTES_SENT];
+    totals[RT_TIME] += seconds;
+    totals[RT_BYTES] += rec->m[RM_BYTES_SENT];
 }
 
 /* ---- the progress line --------------------------------------------------------------- */
@@ -656,8 +692,7 @@ static void run_progress(SwarmRun* run, int r, const RoundRecord* rec, int log_e
 
 /* Rounds start..rounds-1: play, log, add up, checkpoint, report. Sets run->end. */
 static void run_rounds(SwarmRun* run) {
-    SwarmSettings sw = swarm_settings_read(run->cfg);
-    int log_every = sw.log_every, checkpoint_every = sw.checkpoint_every;
+    int log_every = run->set.sw.log_every, checkpoint_every = run->set.sw.checkpoint_every;
     double last_print = run->t_start = clock_now();
     RoundRecord rec;
     run->end = run->rounds;
@@ -688,15 +723,15 @@ static int run_finish(SwarmRun* run) {
     runlog_check(&run->log, &run->fault, 0);
     if (!agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm)) return 1;
     int rank = run->rank, size = run->size;
-    double* all = rank == 0 ? mallocCheck(sizeof(double) * S_COUNT * size) : NULL;
-    mpiCheck(MPI_Gather(run->totals, S_COUNT, MPI_DOUBLE, all, S_COUNT, MPI_DOUBLE, 0, run->comm));
+    double* all = rank == 0 ? mallocCheck(sizeof(double) * RT_COUNT * size) : NULL;
+    mpiCheck(MPI_Gather(run->totals, RT_COUNT, MPI_DOUBLE, all, RT_COUNT, MPI_DOUBLE, 0, run->comm));
     double window[2], *windows = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
     char* own_log = path_join(run->dir, run->log_name);
     own_reward_window(own_log, run->rounds, window);
     free(own_log);
     mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, run->comm));
     if (rank == 0)
-        run_summarize(run->cfg, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, &run->log,
+        run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, &run->log,
                       &run->fault);
     free(all);
     free(windows);
@@ -716,12 +751,12 @@ int cmd_run(int argc, char** argv) {
     MPI_Comm_rank(run.comm, &run.rank);
     MPI_Comm_size(run.comm, &run.size);
     openblas_set_num_threads(1);
-    int code = run_setup(&run, argc, argv);
-    if (code < 0) code = run_open_dir(&run);
-    if (code < 0) code = run_open_node(&run);
-    if (code < 0) {
+    StageResult stage = run_setup(&run, argc, argv);
+    if (stage_goes_on(stage)) stage = run_open_dir(&run);
+    if (stage_goes_on(stage)) stage = run_open_node(&run);
+    if (stage_goes_on(stage)) {
         run_rounds(&run);
-        code = run_finish(&run);
+        stage = stage_exit(run_finish(&run));
     }
-    return run_end(&run, code);
+    return run_end(&run, stage.exit_code);
 }

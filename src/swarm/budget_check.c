@@ -180,26 +180,26 @@ static void unit_where(const Unit* u, char* buf, size_t len) {
     else buf[0] = '\0';
 }
 
-int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen) {
-    SwarmSettings sw = swarm_settings_read(cfg);
-    const char* preset = task_preset_name(sw.tasks_preset);
-    double limit = sw.max_unanswerable;
+int budget_check_settings(const RunSettings* rs, FILE* table, const char* prefix, char* err, size_t errlen) {
+    const SwarmSettings* sw = &rs->sw;
+    const char* preset = task_preset_name(sw->tasks_preset);
+    double limit = sw->max_unanswerable;
     TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, errlen)) return -1;
-    if (n_nodes < 1) n_nodes = 1;
+    if (taskset_build(&ts, sw->tasks_names, sw->tasks_preset, err, errlen)) return -1;
+    int n_nodes = rs->n_nodes;
     Setting* set = mallocCheck(sizeof(Setting) * (size_t)n_nodes);
     Unit* units = callocCheck((size_t)n_nodes + 1, sizeof *units); /* bytes, then at most one per node */
     int n_units = 1;
     for (int k = 0; k < n_nodes; k++) {
-        NodeSettings ns = node_settings_read(cfg, k);
-        int u = unit_of(&ns, k, units, &n_units, err, errlen);
+        const NodeSettings* ns = &rs->node[k];
+        int u = unit_of(ns, k, units, &n_units, err, errlen);
         if (u < 0) {
             units_free(units, n_units, ts.n);
             free(set);
             taskset_free(&ts);
             return -1;
         }
-        set[k] = (Setting){.unit = u, .n_ctx = ns.model.n_ctx, .max_new = ns.gen.max_new_tokens};
+        set[k] = (Setting){.unit = u, .n_ctx = ns->model.n_ctx, .max_new = ns->gen.max_new_tokens};
     }
     /* Every (task, setting) over the limit; the error names the worst and lists the rest. */
     typedef struct {

@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/config.h"
 #include "model/tokenizer.h"
+#include "swarm/node_settings.h"
 #include "swarm/taskset.h"
 
-/* Items sampled per task by budget_check_config. */
+/* Items sampled per task by budget_check_settings. */
 #define BUDGET_ITEMS 200
 
 /* The check's own stream seed: item i of task T is draw i of rng_stream(BUDGET_SEED, T, 0,
@@ -64,7 +64,7 @@ TaskBudget budget_measure(const BudgetSample* s, int n_ctx, int max_new_tokens);
 double budget_unanswerable_share(const TaskBudget* b);
 double budget_cut_share(const TaskBudget* b);
 
-/* The whole check of a configuration for nodes 0 .. n_nodes-1: every distinct (unit,
+/* The whole check of a swarm's settings for its nodes 0 .. rs->n_nodes-1: every distinct (unit,
  * model.n_ctx, gen.max_new_tokens) among them, the unit being bytes for a byte-level node and
  * the tokens of model.hf_dir/tokenizer.json for a llama node (each distinct hf_dir's tokenizer
  * loaded once), each task of tasks.names at tasks.preset. Prints the per-task table to `table`
@@ -72,6 +72,6 @@ double budget_cut_share(const TaskBudget* b);
  * Returns 0, or -1 with one line in err naming the worst task over tasks.max_unanswerable, its
  * share, the threshold, the unit, the nodes and what to change (or why a llama node's
  * tokenizer cannot be read). */
-int budget_check_config(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen);
+int budget_check_settings(const RunSettings* rs, FILE* table, const char* prefix, char* err, size_t errlen);
 
 #endif

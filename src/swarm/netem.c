@@ -8,7 +8,6 @@
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "swarm/node_settings.h"
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 
@@ -17,15 +16,14 @@ static RngStream stream(const Netem* ne, int kind, int s, int d, int round) {
     return rng_stream(ne->seed, who, (uint32_t)round, RNG_NETEM);
 }
 
-Netem* netem_create(const Config* cfg, int n_nodes) {
+Netem* netem_create(uint64_t seed, int rounds, const NetSettings* net, int n_nodes, const double* slowdown) {
     Netem* ne = callocCheck(1, sizeof *ne);
-    SwarmSettings sw = swarm_settings_read(cfg);
-    ne->seed = sw.seed;
+    ne->seed = seed;
     ne->n_nodes = n_nodes;
-    ne->rounds = sw.rounds;
-    ne->net = sw.net;
+    ne->rounds = rounds;
+    ne->net = *net;
     ne->slowdown = mallocCheck(sizeof(double) * n_nodes);
-    for (int k = 0; k < n_nodes; k++) ne->slowdown[k] = node_settings_read(cfg, k).slowdown;
+    memcpy(ne->slowdown, slowdown, sizeof(double) * n_nodes);
     /* Churn: a two-state Markov chain per node, started from its stationary distribution.
      * Offline spells last offline_len rounds on average (leave with p = 1/len); the chance
      * to drop out is set so that the long-run offline share is net.offline. */

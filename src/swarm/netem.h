@@ -13,10 +13,9 @@
 
 #include <stdint.h>
 
-#include "core/config.h"
-#include "core/config_enums.h" /* LatencyDist */
+#include "core/config_enums.h" /* NetTransport, LatencyDist */
 
-/* The [net] keys (read by swarm_settings_read, node_settings.h). */
+/* The [net] keys (swarm_settings_read reads them, node_settings.h). */
 typedef struct {
     NetTransport transport;
     int wall_clock;          /* net.clock = wall */
@@ -36,7 +35,9 @@ typedef struct {
     unsigned char* offline_table; /* (n_nodes, rounds): 1 where the node is offline */
 } Netem;
 
-Netem* netem_create(const Config* cfg, int n_nodes);
+/* The network of n_nodes nodes over `rounds` rounds of the run seeded `seed`; slowdown[k] is
+ * node k's net.slowdown (copied). */
+Netem* netem_create(uint64_t seed, int rounds, const NetSettings* net, int n_nodes, const double* slowdown);
 void netem_free(Netem* ne);
 
 int netem_offline(const Netem* ne, int node, int round);

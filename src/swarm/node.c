@@ -19,6 +19,7 @@
 #include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
 #include "swarm/message.h"
+#include "swarm/node_config.h"
 #include "swarm/node_gpu.h"
 #include "swarm/token_groups.h"
 #include "tasks/answer.h"
@@ -39,13 +40,13 @@ static int node_open_model(SwarmNode* n, const GPTConfig* g, const ModelBackend*
     return 0;
 }
 
-SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen) {
+SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
     n->rank = rank;
-    n->n_nodes = n_nodes;
+    n->n_nodes = rs->n_nodes;
     n->comm = comm;
-    n->sw = swarm_settings_read(cfg);
-    n->set = node_settings_read(cfg, rank);
+    n->sw = rs->sw;
+    n->set = rs->node[rank];
     n->set.gen.stop = COMPLETION_STOP;
     snprintf(n->dump_dir, sizeof n->dump_dir, "%s", n->sw.dump_messages);
     if (n->dump_dir[0]) mkdir(n->dump_dir, 0777); /* every rank tries; one creates it */
@@ -61,13 +62,14 @@ SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, 
     }
     /* Collective steps first, before anything that could fail on one rank alone. */
     node_gpu_choose(comm, rank);
-    n->netem = netem_create(cfg, n_nodes);
+    n->netem = run_settings_netem(rs);
     n->slowdown = n->netem->slowdown[rank];
-    n->transport = transport_select(cfg, comm, n->netem, rank, n->exchange_info, sizeof n->exchange_info);
+    n->transport = transport_select(n->sw.net.transport, comm, n->netem, rank, n->exchange_info,
+                                    sizeof n->exchange_info);
     GPTConfig g = n->set.model;
     const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
-    n->cap = node_model_capacity(cfg, rank);
+    n->cap = node_model_capacity(&n->sw, &rs->node[rank]);
     int I = n->set.n_local, rows = n->set.n_local * n->set.n_completions, eval_questions = n->sw.eval_questions;
     n->max_prompts = I > eval_questions ? I : eval_questions;
     if (n->max_prompts < 1) n->max_prompts = 1;

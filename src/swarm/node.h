@@ -8,7 +8,6 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "core/config.h"
 #include "core/config_enums.h" /* ExternalWeighting: how received groups are trained */
 #include "model/generate.h"
 #include "model/gpt.h"
@@ -52,25 +51,9 @@ typedef struct {
     char dump_dir[512];     /* run.dump_messages: where each round's sent message is written; "" = none */
 } SwarmNode;
 
-/* Checks, on every node's settings (these four: node_config.c), what would stop a run later (I + J = groups, the init
- * checkpoint's shape, tasks and preset, the backend). Returns 0 or -1 with one line in err. */
-int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen);
-/* Reads node `rank`'s model.init through (header, shape, payload length and checksum:
- * checkpoint_verify), which swarm_config_check checks by its header only; each rank checks
- * its own before any run directory exists. 0 (also without one), or -1 with
- * "node K: model.init: checkpoint PATH: ..." in err. */
-int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen);
-
-/* The model capacity of node `rank`: micro-batches of model.micro_tokens for its I + J
- * groups, generation of its I prompts x L rows (evaluation in chunks of up to 16 prompts). */
-ModelCapacity node_model_capacity(const Config* cfg, int rank);
-/* Bytes node `rank` is expected to hold at its peak: its model(s), the trainer's and the
- * round's buffers, and a fixed allowance for the process itself (MPI, libraries). */
-double node_memory_estimate(const Config* cfg, int rank);
-
-/* Builds node `rank` from the configuration (the init checkpoint loaded when model.init
- * is set). Returns NULL with err on failure. */
-SwarmNode* node_create(const Config* cfg, int rank, int n_nodes, MPI_Comm comm, char* err, size_t errlen);
+/* Builds node `rank` of the swarm of rs->n_nodes from its settings (the init checkpoint
+ * loaded when model.init is set). Returns NULL with err on failure. */
+SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err, size_t errlen);
 void node_free(SwarmNode* node);
 /* When every node stops after round end_round - 1 (normally the last round): completes the
  * node's sends and drains what is still addressed to it, so MPI can finalize. Collective in

@@ -1,6 +1,7 @@
-/* A node's settings before it exists: the checks that would stop a run later
- * (swarm_config_check, node_init_verify) and what a node will hold (node_model_capacity,
- * node_memory_estimate). Declared in node.h. */
+/* A node's settings before it exists: the checks that would stop a run later and what a
+ * node will hold (see node_config.h). */
+#include "swarm/node_config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "model/checkpoint.h"
 #include "model/family.h"
 #include "model/hf_model.h"
-#include "swarm/node.h"
+#include "swarm/taskset.h"
 
 /* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
  * OpenBLAS's work buffer, libc): a quick.ini rank's private memory is about 45 MB in all,
@@ -18,10 +19,9 @@
 #define NODE_PROCESS_BYTES (24.0 * 1024 * 1024)
 
 /* Node k's model.init (when set) against its shape; body: its payload too (checkpoint_verify). */
-static int init_verify(const Config* cfg, int k, int body, char* err, size_t errlen) {
-    NodeSettings ns = node_settings_read(cfg, k);
+static int init_verify(const NodeSettings* ns, int k, int body, char* err, size_t errlen) {
     char why[512];
-    if (*ns.init && checkpoint_verify(ns.init, &ns.model, body, NULL, why, sizeof why))
+    if (*ns->init && checkpoint_verify(ns->init, &ns->model, body, NULL, why, sizeof why))
         return set_error(err, errlen, "node %d: model.init: %s", k, why);
     return 0;
 }
@@ -43,19 +43,20 @@ static int llama_node_check(const NodeSettings* ns, int k, char* err, size_t err
     return 0;
 }
 
-int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen) {
-    SwarmSettings sw = swarm_settings_read(cfg);
+int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
+    const SwarmSettings* sw = &rs->sw;
+    int n_nodes = rs->n_nodes;
     TaskSet ts;
-    if (taskset_build(&ts, sw.tasks_names, sw.tasks_preset, err, errlen)) return -1;
+    if (taskset_build(&ts, sw->tasks_names, sw->tasks_preset, err, errlen)) return -1;
     taskset_free(&ts);
-    if (config_max_node(cfg) >= n_nodes)
-        return set_error(err, errlen, "[node.%d] is set but the swarm has %d nodes (0..%d)", config_max_node(cfg),
+    if (rs->max_node_section >= n_nodes)
+        return set_error(err, errlen, "[node.%d] is set but the swarm has %d nodes (0..%d)", rs->max_node_section,
                          n_nodes, n_nodes - 1);
-    if (sw.kl > 0 && sw.ppo_epochs < 1)
+    if (sw->kl > 0 && sw->ppo_epochs < 1)
         return set_error(err, errlen, "grpo.ppo_epochs must be >= 1");
     for (int k = 0; k < n_nodes; k++) {
-        NodeSettings ns = node_settings_read(cfg, k);
-        long I = ns.n_local, J = ns.n_external, G = ns.n_groups;
+        const NodeSettings* ns = &rs->node[k];
+        long I = ns->n_local, J = ns->n_external, G = ns->n_groups;
         if (I + J != G)
             return set_error(err, errlen,
                              "node %d: sampling.local (%ld) + sampling.external (%ld) = %ld, but sampling.groups = %ld "
@@ -64,41 +65,40 @@ int swarm_config_check(const Config* cfg, int n_nodes, char* err, size_t errlen)
         if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
         if (J > 0 && n_nodes < 2)
             return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
-        if (ns.family == MODEL_FAMILY_LLAMA && llama_node_check(&ns, k, err, errlen)) return -1;
-        GPTConfig g = ns.model;
-        long max_new = ns.gen.max_new_tokens;
+        if (ns->family == MODEL_FAMILY_LLAMA && llama_node_check(ns, k, err, errlen)) return -1;
+        GPTConfig g = ns->model;
+        long max_new = ns->gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)
             return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
                              k, g.n_ctx, max_new);
-        if (!model_backend_for(ns.backend))
+        if (!model_backend_for(ns->backend))
             return set_error(err, errlen, "node %d: model.backend = '%s' is not available in this build or on this machine",
-                             k, model_backend_choice_name(ns.backend));
-        if (init_verify(cfg, k, 0, err, errlen)) return -1;
+                             k, model_backend_choice_name(ns->backend));
+        if (init_verify(ns, k, 0, err, errlen)) return -1;
     }
     return 0;
 }
 
-int node_init_verify(const Config* cfg, int rank, char* err, size_t errlen) { return init_verify(cfg, rank, 1, err, errlen); }
+int node_init_verify(const NodeSettings* ns, int rank, char* err, size_t errlen) {
+    return init_verify(ns, rank, 1, err, errlen);
+}
 
-ModelCapacity node_model_capacity(const Config* cfg, int rank) {
-    NodeSettings ns = node_settings_read(cfg, rank);
-    GPTConfig g = ns.model;
-    int I = ns.n_local, J = ns.n_external, L = ns.n_completions, max_new = ns.gen.max_new_tokens;
-    int eval_q = swarm_settings_read(cfg).eval_questions, micro = ns.micro_tokens;
+ModelCapacity node_model_capacity(const SwarmSettings* sw, const NodeSettings* ns) {
+    GPTConfig g = ns->model;
+    int I = ns->n_local, J = ns->n_external, L = ns->n_completions, max_new = ns->gen.max_new_tokens;
+    int eval_q = sw->eval_questions, micro = ns->micro_tokens;
     int eval_chunk = eval_q < 16 ? eval_q : 16;
     int prompts = I > eval_chunk ? I : eval_chunk, rows = I * L > prompts ? I * L : prompts;
     return model_capacity_for(&g, micro, I + J, L, max_new, prompts, rows);
 }
 
-double node_memory_estimate(const Config* cfg, int rank) {
-    NodeSettings ns = node_settings_read(cfg, rank);
-    SwarmSettings sw = swarm_settings_read(cfg);
-    GPTConfig g = ns.model;
-    ModelCapacity cap = node_model_capacity(cfg, rank);
+double node_memory_estimate(const SwarmSettings* sw, const NodeSettings* ns) {
+    GPTConfig g = ns->model;
+    ModelCapacity cap = node_model_capacity(sw, ns);
     double model = model_memory_bytes(&g, &cap);
-    int with_ref = sw.kl > 0;
-    int I = ns.n_local, J = ns.n_external, L = ns.n_completions, max_new = ns.gen.max_new_tokens;
-    int eval_q = sw.eval_questions;
+    int with_ref = sw->kl > 0;
+    int I = ns->n_local, J = ns->n_external, L = ns->n_completions, max_new = ns->gen.max_new_tokens;
+    int eval_q = sw->eval_questions;
     double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;
     double round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
                    4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */

@@ -2,11 +2,8 @@
 #include "swarm/node_log.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
-#include "core/check.h"
 #include "core/host_info.h"
-#include "swarm/node_settings.h"
 
 /* The column list: every metric (float64), then reward_by_task and eval_pass1_by_task (one
  * float64 per task id each). */
@@ -28,28 +25,21 @@ static void node_log_columns(H5LogColumn* cols, const char** labels) {
                                        .labels = labels};
 }
 
-H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, const EvalSet* eval, char* err,
-                       size_t errlen) {
+H5Log* node_log_create(const char* path, const char* config_ini, const NodeSettings* ns, int rank, int n_nodes,
+                       const EvalSet* eval, char* err, size_t errlen) {
     H5LogColumn cols[NODE_LOG_COLUMNS];
     const char* labels[TASK_N_IDS];
     node_log_columns(cols, labels);
     H5Log* log = h5log_create(path, cols, NODE_LOG_COLUMNS, err, errlen);
     if (!log) return NULL;
-    char* text = NULL;
-    size_t len = 0;
-    FILE* mem = open_memstream(&text, &len);
-    if (!mem) sapo_die("open_memstream failed");
-    config_write(cfg, mem);
-    fclose(mem);
-    NodeSettings ns = node_settings_read(cfg, rank);
-    GPTConfig g = ns.model;
-    int rc = h5log_set_attr_string(log, "config", text, err, errlen) ||
+    GPTConfig g = ns->model;
+    int rc = h5log_set_attr_string(log, "config", config_ini, err, errlen) ||
              h5log_set_attr_int(log, "rank", rank, err, errlen) ||
              h5log_set_attr_int(log, "n_nodes", n_nodes, err, errlen) ||
              h5log_set_attr_int(log, "n_layer", g.n_layer, err, errlen) ||
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
-             h5log_set_attr_int(log, "local", ns.n_local, err, errlen) ||
-             h5log_set_attr_int(log, "external", ns.n_external, err, errlen);
+             h5log_set_attr_int(log, "local", ns->n_local, err, errlen) ||
+             h5log_set_attr_int(log, "external", ns->n_external, err, errlen);
     if (!rc) { /* the hardware and BLAS kernel: replays elsewhere may differ in the last bits */
         char cpu[512], blas[512], kernel[64];
         host_cpu_model(cpu, sizeof cpu);
@@ -65,7 +55,6 @@ H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_node
         rc = h5log_set_attr_int(log, "eval_questions", eval->n, err, errlen) ||
              h5log_set_attr_string(log, "eval_set_digest", digest, err, errlen);
     }
-    free(text);
     if (rc) {
         h5log_close(log);
         return NULL;

@@ -6,16 +6,17 @@
 
 #include <stddef.h>
 
-#include "core/config.h"
 #include "io/h5log.h"
 #include "swarm/evalset.h"
+#include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 
-/* eval (may be NULL): the node's evaluation set, recorded as root attributes eval_questions
- * (its size) and eval_set_digest (16 hex digits, evalset.h's digest): equal digests, equal
- * questions. */
-H5Log* node_log_create(const char* path, const Config* cfg, int rank, int n_nodes, const EvalSet* eval, char* err,
-                       size_t errlen);
+/* config_ini: the resolved config as config_write prints it (root attribute config); ns: the
+ * node's settings (its shape, I and J as attributes). eval (may be NULL): the node's
+ * evaluation set, recorded as root attributes eval_questions (its size) and eval_set_digest
+ * (16 hex digits, evalset.h's digest): equal digests, equal questions. */
+H5Log* node_log_create(const char* path, const char* config_ini, const NodeSettings* ns, int rank, int n_nodes,
+                       const EvalSet* eval, char* err, size_t errlen);
 /* Reopens a node's log to continue a resumed run, keeping rounds <= keep_through_round. */
 H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, size_t errlen);
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen);

@@ -1,6 +1,9 @@
 /* The swarm layer's settings read from the configuration (see node_settings.h). */
 #include "swarm/node_settings.h"
 
+#include <stdlib.h>
+
+#include "core/check.h"
 #include "model/hf_model.h"
 
 SwarmSettings swarm_settings_read(const Config* cfg) {
@@ -90,4 +93,26 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
                           .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
                           .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
     return n;
+}
+
+RunSettings run_settings_read(const Config* cfg, int n_nodes) {
+    if (n_nodes < 1) n_nodes = 1;
+    RunSettings rs = {.sw = swarm_settings_read(cfg), .n_nodes = n_nodes, .max_node_section = config_max_node(cfg)};
+    rs.node = mallocCheck(sizeof *rs.node * (size_t)n_nodes);
+    for (int k = 0; k < n_nodes; k++) rs.node[k] = node_settings_read(cfg, k);
+    return rs;
+}
+
+void run_settings_free(RunSettings* rs) {
+    free(rs->node);
+    rs->node = NULL;
+    rs->n_nodes = 0;
+}
+
+Netem* run_settings_netem(const RunSettings* rs) {
+    double* slowdown = mallocCheck(sizeof(double) * (size_t)rs->n_nodes);
+    for (int k = 0; k < rs->n_nodes; k++) slowdown[k] = rs->node[k].slowdown;
+    Netem* ne = netem_create(rs->sw.seed, rs->sw.rounds, &rs->sw.net, rs->n_nodes, slowdown);
+    free(slowdown);
+    return ne;
 }

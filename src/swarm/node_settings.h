@@ -2,7 +2,10 @@
  * swarm-wide keys: seeds, rounds, tasks, evaluation, the emulated network) and NodeSettings
  * (one node's keys, [node.K] overrides applied: model, optimizer, sampling, GRPO, faults).
  * node_settings.c is the one file above src/core that looks a key up by name: the CLI and
- * the benchmarks take their model shape, optimizer and sampling settings from here too. */
+ * the benchmarks take their model shape, optimizer and sampling settings from here too.
+ * A command reads them once (RunSettings) and passes them down: the node, netem, the
+ * transports, the checks (node_config.h), the budget check and the node log take these
+ * structs, never the Config. */
 #ifndef SAPO_SWARM_NODE_SETTINGS_H
 #define SAPO_SWARM_NODE_SETTINGS_H
 
@@ -13,7 +16,7 @@
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
-#include "swarm/netem.h" /* NetSettings */
+#include "swarm/netem.h" /* NetSettings, Netem */
 
 typedef struct {
     uint64_t seed;           /* swarm.seed */
@@ -56,8 +59,25 @@ typedef struct {
     double slowdown;
 } NodeSettings;
 
+/* What a command reads from the configuration, once, and hands down: the swarm-wide settings
+ * and those of nodes 0 .. n_nodes-1 (node[k], [node.K] applied). Its strings are the Config's:
+ * the Config outlives it. */
+typedef struct {
+    SwarmSettings sw;
+    int n_nodes;
+    NodeSettings* node;   /* [n_nodes] */
+    int max_node_section; /* the highest K of a [node.K] section in the config; -1 without one */
+} RunSettings;
+
 SwarmSettings swarm_settings_read(const Config* cfg);
 /* Node k's settings (k < 0: the swarm-wide values). */
 NodeSettings node_settings_read(const Config* cfg, int k);
+/* The settings of a swarm of n_nodes (at least 1); run_settings_free releases them. */
+RunSettings run_settings_read(const Config* cfg, int n_nodes);
+void run_settings_free(RunSettings* rs);
+
+/* The run's emulated network: netem_create on swarm.seed, swarm.rounds, [net] and every
+ * node's net.slowdown. */
+Netem* run_settings_netem(const RunSettings* rs);
 
 #endif

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "swarm/node_settings.h"
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
@@ -118,9 +117,10 @@ static Transport* transport_from(const TransportOps* ops, void* state) {
     return t;
 }
 
-Transport* transport_select(const Config* cfg, MPI_Comm comm, const Netem* ne, int rank, char* info, size_t infolen) {
+Transport* transport_select(NetTransport transport, MPI_Comm comm, const Netem* ne, int rank, char* info,
+                            size_t infolen) {
     char why[160] = "this build has no NCCL";
-    if (swarm_settings_read(cfg).net.transport == NET_TRANSPORT_P2P) {
+    if (transport == NET_TRANSPORT_P2P) {
         snprintf(info, infolen, "p2p over MPI");
         return transport_from(&P2P_MPI, P2P_MPI.create(comm, ne, rank, why, sizeof why));
     }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/config.h"
+#include "core/config_enums.h" /* NetTransport */
 #include "swarm/exchange.h"
 #include "swarm/netem.h"
 
@@ -44,10 +44,11 @@ typedef struct {
     void* state;
 } Transport;
 
-/* Chooses and builds the transport net.transport asks for (NCCL for the all-gather when this
- * build and the machine allow it, else MPI), and writes a line saying which and why into info.
- * Collective over comm. */
-Transport* transport_select(const Config* cfg, MPI_Comm comm, const Netem* ne, int rank, char* info, size_t infolen);
+/* Chooses and builds the transport `transport` (net.transport) asks for (NCCL for the
+ * all-gather when this build and the machine allow it, else MPI), and writes a line saying
+ * which and why into info. Collective over comm. */
+Transport* transport_select(NetTransport transport, MPI_Comm comm, const Netem* ne, int rank, char* info,
+                            size_t infolen);
 void transport_exchange(Transport* t, int round, const uint8_t* buf, size_t len, Inbox* inbox, ExchangeStats* st);
 void transport_finish(Transport* t, int end_round);
 /* 0 without writing or reading anything when the transport has nothing in flight to keep. */

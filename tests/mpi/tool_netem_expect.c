@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "swarm/netem.h"
+#include "swarm/node_settings.h"
 
 int main(int argc, char** argv) {
     if (argc != 3) {
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
         fprintf(stderr, "N_NODES must be >= 1\n");
         return 2;
     }
-    Netem* ne = netem_create(cfg, n);
+    RunSettings rs = run_settings_read(cfg, n);
+    Netem* ne = run_settings_netem(&rs);
     printf("{\"nodes\": %d, \"rounds\": %d, \"wall\": %d, \"offline\": [", n, ne->rounds, ne->net.wall_clock);
     for (int k = 0; k < n; k++) {
         printf("%s[", k ? ", " : "");
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
             }
     printf("]}\n");
     netem_free(ne);
+    run_settings_free(&rs);
     config_free(cfg);
     return 0;
 }

@@ -24,6 +24,7 @@
 #include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 #include "swarm/budget_check.h"
+#include "swarm/node_settings.h"
 #include "swarm/taskset.h"
 #include "../test_assert.h"
 
@@ -44,11 +45,19 @@ static Config* config_with(const char* const* overrides, int n) {
     return cfg;
 }
 
-/* Runs budget_check_config; the table goes to *table (caller frees). */
+/* budget_check_settings on the settings of cfg's nodes 0 .. n_nodes-1. */
+static int budget_check_cfg(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen) {
+    RunSettings rs = run_settings_read(cfg, n_nodes);
+    int rc = budget_check_settings(&rs, table, prefix, err, errlen);
+    run_settings_free(&rs);
+    return rc;
+}
+
+/* Runs budget_check_cfg; the table goes to *table (caller frees). */
 static int check_config(const Config* cfg, int n_nodes, char** table, char* err, size_t errlen) {
     size_t len = 0;
     FILE* f = open_memstream(table, &len);
-    int rc = budget_check_config(cfg, n_nodes, f, "> ", err, errlen);
+    int rc = budget_check_cfg(cfg, n_nodes, f, "> ", err, errlen);
     fclose(f);
     return rc;
 }
@@ -140,7 +149,7 @@ static void lengths_direct(const TaskSet* ts, int t, const Tokenizer* tok, Lengt
     L->answer_mean = L->n_measurable ? asum / L->n_measurable : 0.0;
 }
 
-/* The table row budget_check_config prints for these lengths at (room, max_new), prefix "> ";
+/* The table row budget_check_settings prints for these lengths at (room, max_new), prefix "> ";
  * returns how many prompts it cuts. */
 static int lengths_row(const Lengths* L, const char* name, int room, int max_new, char* row, size_t len) {
     int una = 0, cut = 0;
@@ -299,7 +308,7 @@ static void token_checks(const char* dir) {
     snprintf(o_dir, sizeof o_dir, "node.1.model.hf_dir=%s", tmp);
     const char* bad[] = {"tasks.preset=tiny", "tasks.names=binary_matrix", "node.1.model.family=llama", o_dir};
     cfg = config_with(bad, 4);
-    EXPECT(budget_check_config(cfg, 2, NULL, "", err, sizeof err) == -1, "a dir without tokenizer.json passed");
+    EXPECT(budget_check_cfg(cfg, 2, NULL, "", err, sizeof err) == -1, "a dir without tokenizer.json passed");
     snprintf(over, sizeof over, "budget check: node 1: model.hf_dir %s: ", tmp);
     EXPECT_MSG(err, over);
     EXPECT_MSG(err, "tokenizer.json");
@@ -308,14 +317,14 @@ static void token_checks(const char* dir) {
     FILE* f = fopen(path, "w");
     fputs("{\"model\": ", f);
     fclose(f);
-    EXPECT(budget_check_config(cfg, 2, NULL, "", err, sizeof err) == -1, "a broken tokenizer.json passed");
+    EXPECT(budget_check_cfg(cfg, 2, NULL, "", err, sizeof err) == -1, "a broken tokenizer.json passed");
     EXPECT_MSG(err, over);
     EXPECT(!strchr(err, '\n'), "the error is more than one line: %s", err);
     printf("broken tokenizer.json: %s\n", err);
     unlink(path);
     rmdir(tmp);
     EXPECT(config_set_override(cfg, "node.1.model.hf_dir=", err, sizeof err) == 0, "override: %s", err);
-    EXPECT(budget_check_config(cfg, 2, NULL, "", err, sizeof err) == -1, "a llama node without hf_dir passed");
+    EXPECT(budget_check_cfg(cfg, 2, NULL, "", err, sizeof err) == -1, "a llama node without hf_dir passed");
     EXPECT_MSG(err, "budget check: node 1: model.family = llama needs model.hf_dir");
     config_free(cfg);
 
@@ -327,7 +336,7 @@ static void token_checks(const char* dir) {
                            "tasks.max_unanswerable=0", "model.family=llama", od};
         cfg = config_with(p, 7);
         double t0 = now();
-        int rc = budget_check_config(cfg, 8, NULL, "", err, sizeof err);
+        int rc = budget_check_cfg(cfg, 8, NULL, "", err, sizeof err);
         double dt = now() - t0;
         EXPECT(rc == 0, "paper preset at 224 new tokens: %s", err);
         printf("nine tasks at the paper preset in SmolLM2 tokens, %d items each: %.3f s\n", BUDGET_ITEMS, dt);
@@ -445,7 +454,7 @@ int main(void) {
         /* propositional_logic alone (answer None) never fails */
         EXPECT(config_set_override(cfg, "tasks.names=propositional_logic", err, sizeof err) == 0, "override: %s", err);
         EXPECT(config_set_override(cfg, "tasks.max_unanswerable=0", err, sizeof err) == 0, "override: %s", err);
-        EXPECT(budget_check_config(cfg, 4, NULL, "", err, sizeof err) == 0, "propositional_logic failed: %s", err);
+        EXPECT(budget_check_cfg(cfg, 4, NULL, "", err, sizeof err) == 0, "propositional_logic failed: %s", err);
         config_free(cfg);
     }
 
@@ -455,7 +464,7 @@ int main(void) {
                            "tasks.max_unanswerable=0"};
         Config* cfg = config_with(o, 5);
         double t0 = now();
-        int rc = budget_check_config(cfg, 8, NULL, "", err, sizeof err);
+        int rc = budget_check_cfg(cfg, 8, NULL, "", err, sizeof err);
         double dt = now() - t0;
         EXPECT(rc == 0, "paper preset at 224 new bytes: %s", err);
         printf("nine tasks at the paper preset, %d items each: %.3f s\n", BUDGET_ITEMS, dt);

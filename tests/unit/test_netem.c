@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "swarm/netem.h"
+#include "swarm/node_settings.h"
 #include "../test_assert.h"
 
 /* A Netem of n nodes from the defaults plus the given overrides (NULL-terminated). */
@@ -34,7 +35,9 @@ static Netem* make(int n, ...) {
         printf("FAIL config: %s\n", err);
         exit(1);
     }
-    Netem* ne = netem_create(cfg, n);
+    RunSettings rs = run_settings_read(cfg, n);
+    Netem* ne = run_settings_netem(&rs);
+    run_settings_free(&rs);
     config_free(cfg);
     return ne;
 }
