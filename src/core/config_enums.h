@@ -46,8 +46,14 @@ typedef enum { NODE_FAULT_VALUES(CONFIG_ENUM_CONSTANT) } NodeFault;
 typedef enum { SAMPLING_FILTER_VALUES(CONFIG_ENUM_CONSTANT) } SamplingFilter;
 
 /* grpo.external */
-#define EXTERNAL_WEIGHTING_VALUES(X) X(EXTERNAL_RATIO1, "ratio1") X(EXTERNAL_POSITIVE_ONLY, "positive_only") X(EXTERNAL_TIS, "tis")
+#define EXTERNAL_WEIGHTING_VALUES(X)                                                                            \
+    X(EXTERNAL_RATIO1, "ratio1") X(EXTERNAL_POSITIVE_ONLY, "positive_only") X(EXTERNAL_TIS, "tis")             \
+    X(EXTERNAL_FTIS, "ftis")
 typedef enum { EXTERNAL_WEIGHTING_VALUES(CONFIG_ENUM_CONSTANT) } ExternalWeighting;
+
+/* grpo.local */
+#define LOCAL_WEIGHTING_VALUES(X) X(LOCAL_ALL, "all") X(LOCAL_POSITIVE_ONLY, "positive_only")
+typedef enum { LOCAL_WEIGHTING_VALUES(CONFIG_ENUM_CONSTANT) } LocalWeighting;
 
 /* grpo.train_temperature */
 #define TRAIN_TEMPERATURE_VALUES(X) X(TRAIN_TEMPERATURE_GEN, "gen") X(TRAIN_TEMPERATURE_ONE, "one")
@@ -64,6 +70,7 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
     K("net.fault", NODE_FAULT_VALUES)                                                                          \
     K("sampling.filter", SAMPLING_FILTER_VALUES)                                                               \
     K("grpo.external", EXTERNAL_WEIGHTING_VALUES)                                                              \
+    K("grpo.local", LOCAL_WEIGHTING_VALUES)                                                                    \
     K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)
 
 #endif

@@ -67,10 +67,20 @@ const CfgField CONFIG_SCHEMA[] = {
     FLOAT("grpo.eps_low", "0.2", 0, 1, GLOBAL, "clip the ratio from below at 1 - eps_low"),
     FLOAT("grpo.eps_high", "0.28", 0, 1, GLOBAL, "clip the ratio from above at 1 + eps_high"),
     FLOAT("grpo.kl", "0", 0, 10, GLOBAL, "KL penalty weight to the initial policy; the paper uses 0"),
-    ENUM("grpo.external", "ratio1", "ratio1|positive_only|tis", PER_NODE,
+    ENUM("grpo.external", "ratio1", "ratio1|positive_only|tis|ftis", PER_NODE,
          "how received groups are trained: ratio1 as if self-sampled (the paper), positive_only drops their "
-         "negative advantages, tis weights each token by min(pi/mu, grpo.tis_cap) with the sender's log-probs mu"),
-    FLOAT_LO_OPEN("grpo.tis_cap", "2", 0, 1000, GLOBAL, "cap c of the truncated importance weight (grpo.external = tis)"),
+         "negative advantages, tis weights each token by min(pi/mu, grpo.tis_cap) with the sender's log-probs mu, "
+         "ftis is tis that also drops a negative-advantage completion whose KL estimate exceeds grpo.ftis_kl"),
+    FLOAT_LO_OPEN("grpo.tis_cap", "2", 0, 1000, GLOBAL, "cap c of the truncated importance weight (grpo.external = tis or ftis)"),
+    FLOAT_LO_OPEN("grpo.ftis_kl", "0.1", 0, 1000, GLOBAL,
+                  "F-TIS (grpo.external = ftis): a received completion with a negative advantage is dropped when the "
+                  "mean over its tokens of rho - 1 - log rho, rho = pi/mu, exceeds this (k3: KL(sender || policy) per token)"),
+    ENUM("grpo.local", "all", "all|positive_only", PER_NODE,
+         "how the node's own groups are trained: all advantages (GRPO), or positive_only drops their negative "
+         "advantages (the control that separates peers' data from dropping negatives)"),
+    BOOL("grpo.frozen", "false", PER_NODE,
+         "skip the GRPO step: the policy keeps its initial weights but still generates, shares, is evaluated and "
+         "logs (loss, grad_norm, kl NaN): the control that measures what the pool filter alone lifts"),
     ENUM("grpo.train_temperature", "gen", "gen|one", GLOBAL,
          "training log-probs of softmax(logits / T): gen = gen.temperature, as sampled (genrl), one = T of 1"),
 
@@ -93,6 +103,9 @@ const CfgField CONFIG_SCHEMA[] = {
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
     STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
+    BOOL("tasks.exclude_eval", "false", GLOBAL,
+         "never ask a node a question of the held-out set (run.eval_questions): such a draw is drawn again; "
+         "without it, the train_in_eval column counts the held-out questions asked"),
     FLOAT("tasks.max_unanswerable", "0.25", 0, 1, GLOBAL,
           "largest share of a task's items whose answer, tags included, may exceed gen.max_new_tokens; run and pretrain stop above it"),
 
@@ -110,6 +123,8 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("run.eval_every", "20", 0, 1e7, GLOBAL, "rounds between evaluations on the held-out set; 0 = never"),
     INT("run.eval_questions", "256", 0, 100000, GLOBAL,
         "size of the fixed held-out evaluation set (question i asks task i mod the tasks asked); 0 = no evaluation"),
+    BOOL("run.eval_first", "false", GLOBAL,
+         "also evaluate the initial policy, before round 0 trains (in round 0's row, in place of its own evaluation)"),
     INT("run.eval_seed", "1", 0, TWO_62, GLOBAL,
         "seed of the held-out evaluation set; independent of swarm.seed: same questions on every node and run"),
     INT("run.log_every", "1", 1, 1e7, GLOBAL, "rounds between progress lines"),

@@ -15,6 +15,16 @@ static uint64_t fnv1a_str(uint64_t h, const char* s) {
     return fnv1a_update(h, s ? s : "", (s ? strlen(s) : 0) + 1); /* the NUL separates fields */
 }
 
+static uint64_t question_key(const Question* q) {
+    int32_t id = q->slot->task_id;
+    return fnv1a_str(fnv1a_update(FNV1A_OFFSET, &id, sizeof id), question_text(q));
+}
+
+static int key_order(const void* a, const void* b) {
+    uint64_t x = ((const EvalKey*)a)->key, y = ((const EvalKey*)b)->key;
+    return x < y ? -1 : x > y;
+}
+
 int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, char* err, size_t errlen) {
     memset(es, 0, sizeof *es);
     es->digest = FNV1A_OFFSET;
@@ -58,6 +68,26 @@ int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, cha
         es->digest = fnv1a_str(es->digest, text);
         es->digest = fnv1a_str(es->digest, question_answer(q));
     }
+    es->keys = mallocCheck((size_t)n * sizeof *es->keys);
+    for (int i = 0; i < n; i++) es->keys[i] = (EvalKey){.key = question_key(&es->qs[i]), .index = i};
+    qsort(es->keys, (size_t)n, sizeof *es->keys, key_order);
+    return 0;
+}
+
+int evalset_contains(const EvalSet* es, const Question* q) {
+    if (es->n == 0) return 0;
+    uint64_t key = question_key(q);
+    int lo = 0, hi = es->n; /* the first key >= key */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (es->keys[mid].key < key) lo = mid + 1;
+        else hi = mid;
+    }
+    /* equal keys: the texts decide (a 64-bit hash could collide) */
+    for (int i = lo; i < es->n && es->keys[i].key == key; i++) {
+        const Question* e = &es->qs[es->keys[i].index];
+        if (e->slot->task_id == q->slot->task_id && strcmp(question_text(e), question_text(q)) == 0) return 1;
+    }
     return 0;
 }
 
@@ -65,6 +95,7 @@ void evalset_free(EvalSet* es) {
     for (int i = 0; i < es->n; i++) question_free(&es->qs[i]);
     free(es->qs);
     free(es->prompts);
+    free(es->keys);
     memset(es, 0, sizeof *es);
 }
 

@@ -19,17 +19,27 @@
 #include "tasks/registry.h"
 
 typedef struct {
+    uint64_t key; /* FNV-1a of the task id and the question text */
+    int index;    /* the question's place in the set */
+} EvalKey;
+
+typedef struct {
     int n;                       /* questions */
     Question* qs;                /* the questions, entries and prompts kept */
     char** prompts;              /* prompts[i] = qs[i].prompt */
     int n_by_task[TASK_N_IDS];   /* questions per task id */
     uint64_t digest;             /* FNV-1a over every question's task, seed, text and answer */
+    EvalKey* keys;               /* [n], sorted by key: what evalset_contains looks up */
 } EvalSet;
 
 /* Builds the set of n questions (n >= 0) over ts's tasks. Returns 0, or -1 with err (a
  * generator that refused 100 seeds in a row). */
 int evalset_build(EvalSet* es, const TaskSet* ts, uint64_t eval_seed, int n, char* err, size_t errlen);
 void evalset_free(EvalSet* es);
+
+/* 1 when the set asks q: the same task and the same question text (a training question that
+ * the held-out set also asks), else 0. */
+int evalset_contains(const EvalSet* es, const Question* q);
 
 /* pass@1 of one answer per question (texts[i] answers question i): the mean reward, and per
  * task id the mean reward over that task's questions in by_task (NaN for a task the set does

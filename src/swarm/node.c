@@ -198,13 +198,28 @@ static void round_state_free(RoundState* s) {
 }
 
 /* ask: I questions from the (seed, rank, round, questions) stream. */
-static void round_ask(SwarmNode* n, RoundState* s) {
+/* Draws in a row that may all hit the held-out set (tasks.exclude_eval) before a run stops. */
+#define EXCLUDE_EVAL_TRIES 1000
+
+static void round_ask(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     char err[512];
     RngStream qrng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_QUESTIONS);
     s->qs = callocCheck(s->I, sizeof *s->qs);
     s->prompts = mallocCheck(sizeof(char*) * s->I);
     for (int i = 0; i < s->I; i++) {
-        if (question_draw(&n->tasks, &qrng, &s->qs[i], err, sizeof err)) sapo_die("question: %s", err);
+        for (int tries = 0;; tries++) {
+            if (question_draw(&n->tasks, &qrng, &s->qs[i], err, sizeof err)) sapo_die("question: %s", err);
+            if (!evalset_contains(&n->eval, &s->qs[i])) break;
+            if (!n->sw.exclude_eval) { /* asked though held out: counted */
+                rec->m[RM_TRAIN_IN_EVAL]++;
+                break;
+            }
+            if (tries + 1 == EXCLUDE_EVAL_TRIES)
+                sapo_die("tasks.exclude_eval: %d draws in a row were questions of the held-out set (last: %s); "
+                         "the preset's question space is too small for run.eval_questions = %d",
+                         EXCLUDE_EVAL_TRIES, s->qs[i].slot->spec->name, n->sw.eval_questions);
+            question_free(&s->qs[i]);
+        }
         s->prompts[i] = s->qs[i].prompt;
     }
 }
@@ -387,9 +402,13 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     if (n->tok) token_groups_init(&tg, used, width);
     float* adv = mallocCheck(sizeof(float) * (size_t)n_groups * width);
     double train_sum = s->own_sum;
+    /* the sender's log-probs weight received tokens (tis) and decide the F-TIS filter (ftis) */
+    int with_behaviour = n->set.external == EXTERNAL_TIS || n->set.external == EXTERNAL_FTIS;
     for (int i = 0; i < I; i++) {
         float* a = adv + (size_t)i * width;
         grpo_advantages(s->rewards + i * L, L, a);
+        if (n->set.local == LOCAL_POSITIVE_ONLY) /* the control: drop the node's own negatives */
+            for (int c = 0; c < L; c++) a[c] = a[c] > 0.0f ? a[c] : 0.0f;
         groups[i] = (GrpoGroup){.prompt = prompt_tail(s->qs[i].prompt, n_ctx, n->set.gen.max_new_tokens),
                                 .n = L,
                                 .completions = (const char* const*)s->texts + (size_t)i * L,
@@ -411,28 +430,33 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
                                     .n = pg->group.n_completions,
                                     .completions = (const char* const*)pg->group.completions,
                                     .weights = a,
-                                    .behaviour = n->set.external == EXTERNAL_TIS
-                                                     ? (const float* const*)pg->group.logprobs
-                                                     : NULL};
+                                    .behaviour = with_behaviour ? (const float* const*)pg->group.logprobs : NULL};
         if (n->tok) {
             int n_ctx = n->policy->cfg.n_ctx, room = n_ctx - n->set.gen.max_new_tokens;
             rec->m[RM_EXTERNAL_REENCODED] += token_group_external(&tg, e, &n->codec, tokenizer_fingerprint(n->tok),
                                                                   n->policy->cfg.vocab, ext_prompts[e], n_ctx, room,
-                                                                  &pg->group, n->set.external == EXTERNAL_TIS,
+                                                                  &pg->group, with_behaviour,
                                                                   &groups[I + e]);
         }
         for (int c = 0; c < pg->group.n_completions; c++) train_sum += pg->rewards[c];
     }
     rec->m[RM_REWARD_TRAIN] = train_sum / n_samples;
     rec->m[RM_TRAIN_ROWS] = n_samples;
-    GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->set.grpo, &n->set.adamw, n->set.grad_clip,
-                              (long)s->round * n->set.grpo.ppo_epochs);
-    rec->m[RM_OFFPOLICY_WEIGHT] = st.is_weight;
-    rec->m[RM_OFFPOLICY_CAPPED] = st.is_capped;
-    rec->m[RM_LOSS] = st.loss;
-    rec->m[RM_GRAD_NORM] = st.grad_norm;
-    rec->m[RM_KL] = st.kl;
-    rec->m[RM_TRAIN_TOKENS] = st.tokens;
+    if (n->set.frozen) { /* grpo.frozen: the batch is built and logged, no step is taken */
+        rec->m[RM_OFFPOLICY_WEIGHT] = rec->m[RM_OFFPOLICY_CAPPED] = NAN;
+        rec->m[RM_LOSS] = rec->m[RM_GRAD_NORM] = rec->m[RM_KL] = NAN;
+        rec->m[RM_TRAIN_TOKENS] = (double)pack_count_loss_tokens(groups, n_groups, n_ctx, 0);
+    } else {
+        GrpoStats st = grpo_train(n->trainer, groups, n_groups, &n->set.grpo, &n->set.adamw, n->set.grad_clip,
+                                  (long)s->round * n->set.grpo.ppo_epochs);
+        rec->m[RM_OFFPOLICY_WEIGHT] = st.is_weight;
+        rec->m[RM_OFFPOLICY_CAPPED] = st.is_capped;
+        rec->m[RM_OFFPOLICY_DROPPED] = st.ftis_dropped;
+        rec->m[RM_LOSS] = st.loss;
+        rec->m[RM_GRAD_NORM] = st.grad_norm;
+        rec->m[RM_KL] = st.kl;
+        rec->m[RM_TRAIN_TOKENS] = st.tokens;
+    }
     for (int e = 0; e < used; e++) free(ext_prompts[e]);
     token_groups_free(&tg);
     free(ext_prompts);
@@ -454,9 +478,17 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     int I = n->set.n_local, L = n->set.n_completions;
     RoundState s = {.round = round, .I = I, .L = L, .rows = I * L};
     s.t0 = clock_now();
+    double t_start = s.t0;
+
+    /* ---- evaluate the initial policy first (run.eval_first): its own stream, as any round's ---- */
+    if (round == 0 && n->sw.eval_first && n->sw.eval_questions > 0) {
+        round_evaluate(n, round, rec);
+        rec->m[RM_T_EVAL] = clock_now() - s.t0;
+        s.t0 = clock_now();
+    }
 
     /* ---- ask: I questions ---- */
-    round_ask(n, &s);
+    round_ask(n, &s, rec);
 
     /* ---- generate and score: L completions each, scored by our verifiers ---- */
     round_generate_and_score(n, &s, rec);
@@ -480,13 +512,15 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
     node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
-    /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds ---- */
-    if (n->sw.eval_every > 0 && n->sw.eval_questions > 0 && (round + 1) % n->sw.eval_every == 0) {
+    /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds (and, with
+     * run.eval_first, the initial policy in round 0's row: evaluated before it trains, above) ---- */
+    if (n->sw.eval_every > 0 && n->sw.eval_questions > 0 && (round + 1) % n->sw.eval_every == 0 &&
+        !(round == 0 && n->sw.eval_first)) {
         round_evaluate(n, round, rec);
         rec->m[RM_T_EVAL] = clock_now() - s.t3;
     }
 
     /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
-    rec->m[RM_T_ROUND] = clock_now() - s.t0;
+    rec->m[RM_T_ROUND] = clock_now() - t_start;
     round_state_free(&s);
 }

@@ -15,6 +15,8 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
         .max_unanswerable = config_float(cfg, "tasks.max_unanswerable"),
         .eval_every = (int)config_int(cfg, "run.eval_every"),
         .eval_questions = (int)config_int(cfg, "run.eval_questions"),
+        .eval_first = config_bool(cfg, "run.eval_first"),
+        .exclude_eval = config_bool(cfg, "tasks.exclude_eval"),
         .eval_seed = (uint64_t)config_int(cfg, "run.eval_seed"),
         .dump_messages = config_string(cfg, "run.dump_messages"),
         .run_out = config_string(cfg, "run.out"),
@@ -72,6 +74,8 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
         .n_completions = (int)config_node_int(cfg, k, "grpo.completions"),
         .filter_zero_adv = config_enum(cfg, "sampling.filter") == FILTER_ZERO_ADV,
         .external = (ExternalWeighting)config_node_enum(cfg, k, "grpo.external"),
+        .local = (LocalWeighting)config_node_enum(cfg, k, "grpo.local"),
+        .frozen = config_node_bool(cfg, k, "grpo.frozen"),
         .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
         .slowdown = config_node_float(cfg, k, "net.slowdown"),
     };
@@ -89,7 +93,9 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
                           .eps_high = (float)config_float(cfg, "grpo.eps_high"),
                           .kl = (float)config_float(cfg, "grpo.kl"),
                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
-                          .tis_cap = n.external == EXTERNAL_TIS ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
+                          .tis_cap = n.external == EXTERNAL_TIS || n.external == EXTERNAL_FTIS
+                                         ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
+                          .ftis_kl = n.external == EXTERNAL_FTIS ? (float)config_float(cfg, "grpo.ftis_kl") : 0.0f,
                           .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
                           .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
     return n;

@@ -25,6 +25,8 @@ typedef struct {
     TaskPreset tasks_preset;
     double max_unanswerable;
     int eval_every, eval_questions;
+    int eval_first;            /* run.eval_first */
+    int exclude_eval;          /* tasks.exclude_eval */
     uint64_t eval_seed;
     const char* dump_messages; /* run.dump_messages; "" = none */
     const char* run_out;       /* run.out, run.name; "" = the default */
@@ -54,7 +56,10 @@ typedef struct {
     int n_local, n_external, n_groups, n_completions; /* I, J, I + J and L */
     int filter_zero_adv;     /* sampling.filter = zero_adv */
     ExternalWeighting external;
-    GrpoConfig grpo;         /* tis_cap 0 unless external = tis; logit_scale from grpo.train_temperature */
+    LocalWeighting local;    /* grpo.local */
+    int frozen;              /* grpo.frozen: no GRPO step */
+    GrpoConfig grpo;         /* tis_cap 0 unless external = tis or ftis, ftis_kl 0 unless ftis;
+                                logit_scale from grpo.train_temperature */
     NodeFault fault;
     double slowdown;
 } NodeSettings;

@@ -42,6 +42,8 @@
     X(TRAIN_TOKENS, "train_tokens", "completion tokens in the training batch")                    \
     X(OFFPOLICY_WEIGHT, "offpolicy_weight", "mean importance weight min(pi/mu, grpo.tis_cap) over external tokens (grpo.external = tis); NaN when none") \
     X(OFFPOLICY_CAPPED, "offpolicy_capped", "share of those external tokens whose weight was capped at grpo.tis_cap; NaN when none") \
+    X(OFFPOLICY_DROPPED, "offpolicy_dropped", "share of the external completions the F-TIS filter dropped (grpo.external = ftis); NaN otherwise") \
+    X(TRAIN_IN_EVAL, "train_in_eval", "own questions asked this round that the held-out set also asks (0 with tasks.exclude_eval, which draws them again)") \
     X(EVAL_PASS1, "eval_pass1", "pass@1 on the fixed held-out set (run.eval_questions from run.eval_seed); NaN when not evaluated")
 
 #define ROUND_METRIC_ENUM(id, name, help) RM_##id,

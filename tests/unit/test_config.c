@@ -176,7 +176,7 @@ static void test_defaults(void) {
     }
     const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.family", "model.hf_dir", "model.backend",
                               "model.init", "model.micro_tokens", "model.deterministic", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
-                              "gen.max_new_tokens", "grpo.external", "sampling.local", "sampling.external", "grpo.completions",
+                              "gen.max_new_tokens", "grpo.external", "grpo.local", "grpo.frozen", "sampling.local", "sampling.external", "grpo.completions",
                               "sampling.groups", "net.fault", "net.slowdown"};
     int n_per_node = 0;
     for (int i = 0; i < CONFIG_SCHEMA_LEN; i++) n_per_node += CONFIG_SCHEMA[i].per_node;

@@ -2,7 +2,9 @@
  * so the same (eval_seed, tasks, preset) gives the same questions on every node and run;
  * balanced over the asked tasks in task-id order whatever the order of tasks.names; a task's
  * k-th question does not depend on the other tasks asked; scoring gives pass@1 overall and
- * per task, the question-weighted mean of the per-task values being the overall value. */
+ * per task, the question-weighted mean of the per-task values being the overall value; and
+ * evalset_contains finds exactly the training draws whose task and text a held-out question
+ * has (against a plain comparison with every question of the set). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +37,37 @@ static EvalSet build(const char* names, TaskPreset preset, uint64_t seed, int n)
     return es;
 }
 
+/* Training draws from a small question space (base_conversion at tiny) against the set: the
+ * look-up agrees with a comparison of every question, and some draws do hit the set. */
+static void test_contains(void) {
+    EvalSet es = build("base_conversion,calendar_arithmetic", TASK_PRESET_TINY, 1, 64);
+    const TaskSet* ts = &task_sets[n_task_sets - 1];
+    RngStream rng = rng_stream(7, 0, 0, RNG_QUESTIONS);
+    char err[512];
+    int hits = 0, draws = 400;
+    for (int d = 0; d < draws; d++) {
+        Question q;
+        EXPECT(question_draw(ts, &rng, &q, err, sizeof err) == 0, "draw: %s", err);
+        int want = 0;
+        for (int i = 0; i < es.n && !want; i++)
+            want = es.qs[i].slot->task_id == q.slot->task_id && strcmp(question_text(&es.qs[i]), question_text(&q)) == 0;
+        EXPECT(evalset_contains(&es, &q) == want, "draw %d (%s): contains %d, want %d", d, q.slot->spec->name,
+               evalset_contains(&es, &q), want);
+        hits += want;
+        question_free(&q);
+    }
+    for (int i = 0; i < es.n; i++) EXPECT(evalset_contains(&es, &es.qs[i]), "question %d of the set not found", i);
+    printf("evalset_contains: %d of %d tiny draws are held-out questions\n", hits, draws);
+    EXPECT(hits > 0, "no draw hit the set: the test cannot tell");
+    EvalSet empty = build("base_conversion", TASK_PRESET_TINY, 1, 0);
+    EXPECT(evalset_contains(&empty, &es.qs[0]) == 0, "an empty set contains a question");
+    evalset_free(&empty);
+    evalset_free(&es);
+}
+
 int main(void) {
     char err[512];
+    test_contains();
     /* every node builds its own: same inputs, identical sets (nothing else goes in) */
     EvalSet a = build("all", TASK_PRESET_TINY, 7, 256), b = build("all", TASK_PRESET_TINY, 7, 256);
     EXPECT(a.n == 256 && same_questions(&a, &b), "same (eval_seed, tasks, preset) gave different sets");
