@@ -14,7 +14,7 @@
 #include "swarm/round_record.h"
 
 static const CliOption OPTIONS[] = {
-    {"columns", NULL, "instead, the per-round columns of a node log as a Markdown table (README's)"},
+    {"columns", NULL, "instead, the per-round columns of a node log as a Markdown table (docs/SWARM.md's)"},
     {NULL, NULL, NULL},
 };
 enum { OPT_COLUMNS };

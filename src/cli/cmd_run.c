@@ -51,7 +51,7 @@ static void usage(FILE* out) {
     fprintf(out,
             "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
             "       mpirun -np N sapo run --resume RUN_DIR [--quiet]\n"
-            "Runs a SAPO swarm: each MPI rank is one node (see README and `sapo info` for keys).\n");
+            "Runs a SAPO swarm: each MPI rank is one node (docs/SWARM.md; keys: docs/CONFIG.md, `sapo info`).\n");
     cli_print_options(out, OPTIONS);
     fprintf(out,
             "Writes RUN_DIR/config.ini, node_NNNN.h5 per node, run.h5, run.log, summary.json, DONE.\n");

@@ -53,8 +53,8 @@ static void usage(FILE* out) {
             "Exit 0: every claimed log-prob equals the recomputed one bit for bit; 1: some differ (the\n"
             "first is printed: group, completion, byte index, claimed and recomputed as hex bits);\n"
             "2: bad input (unreadable or undecodable message, missing checkpoint, bad config).\n"
-            "Bit-for-bit agreement is promised only with model.deterministic = true (README,\n"
-            "\"Deterministic mode\"); with the default numerics the last bits of a few tokens differ.\n");
+            "Bit-for-bit agreement is promised only with model.deterministic = true\n"
+            "(docs/DETERMINISM.md); with the default numerics the last bits of a few tokens differ.\n");
 }
 
 static uint8_t* read_file(const char* path, size_t* len) {

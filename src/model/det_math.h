@@ -4,7 +4,7 @@
  * plain + - * / and sqrtf (correctly rounded everywhere), fmaf only where written (the builds
  * never contract: -ffp-contract=off, nvcc --fmad=false), no libm transcendental function
  * (glibc picks expf/logf/powf variants by CPU feature, CUDA's differ again), sums in a fixed
- * order. The deterministic mode (model.deterministic, README "Deterministic mode") computes
+ * order. The deterministic mode (model.deterministic, docs/DETERMINISM.md) computes
  * every softmax, exponential and logarithm through here; exp_poly, the softmax rows, the
  * LayerNorm rows and the GELU are also the default CPU path's own code. */
 #ifndef SAPO_MODEL_DET_MATH_H

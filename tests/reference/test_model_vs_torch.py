@@ -3,7 +3,7 @@
 tool_model_dump (built from tests/reference/tool_model_dump.c) writes initial weights, a
 batch, and the C model's logits, log-probs, masked loss, gradients and 5 AdamW steps. This
 test builds the GPT in PyTorch from those weights and compares everything in float32.
-Tolerances (stated in the README): logits and log-probs 2e-5 absolute, loss 1e-5,
+Tolerances (stated in docs/BYTE_GPT.md): logits and log-probs 2e-5 absolute, loss 1e-5,
 gradients 1e-5 + 1e-3 * max|grad| per tensor, weights after 5 AdamW steps 1e-5.
 """
 import os

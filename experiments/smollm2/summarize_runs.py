@@ -1,9 +1,10 @@
-"""The numbers of results/smollm2/README.md, from a committed per-round summary.
+"""The numbers of results/smollm2/README.md, from a committed per-round summary (run from the
+repository root).
 
-  python3 results/smollm2/summarize_runs.py export 2L2E 4L0E > results/smollm2/rounds.csv
+  python3 experiments/smollm2/summarize_runs.py export 2L2E 4L0E > results/smollm2/rounds.csv
       (from the run directories results/runs/smollm2-ARM, not in git: one row per arm, node, round)
-  python3 results/smollm2/summarize_runs.py report results/smollm2/rounds.csv
-      (the README's table and lines, regenerated from rounds.csv alone)
+  python3 experiments/smollm2/summarize_runs.py report results/smollm2/rounds.csv
+      (results/smollm2/README.md's table and lines, regenerated from rounds.csv alone)
 """
 import csv, math, sys
 import numpy as np
