@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "swarm/taskset.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 typedef struct {
     int n;                       /* questions */
