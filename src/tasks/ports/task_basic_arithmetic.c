@@ -22,6 +22,7 @@
 #include "tasks/infra/textbuf.h"
 #include "tasks/ports/divisors.h"
 #include "tasks/pyemu/bigint.h"
+#include "tasks/pyemu/pyexpr.h"
 #include "tasks/pyemu/pyrandom.h"
 
 #define NAME "basic_arithmetic"
@@ -180,104 +181,27 @@ static char* parts_join(const Parts* p, const char* sep) {
 
 /* ---- Python's eval of the integer expression, "/" read as "//" -------------------------- */
 
-typedef struct {
-    const char* s;
-    size_t i;
-    const char* why; /* set on failure */
-} ExprParser;
+static void int_init(void* v) { bigint_init(v); }
+static void int_free(void* v) { bigint_free(v); }
+static void int_literal(void* v, const char* text, size_t len, void* ctx) { bigint_set_digits(v, text, len); }
+static void int_negate(void* v, void* ctx) { bigint_neg(v, v); }
 
-static void ep_space(ExprParser* p) {
-    while (p->s[p->i] == ' ') p->i++;
+static const char* int_binary(char op, void* acc, const void* rhs, void* ctx) {
+    if (op == '+') bigint_add(acc, acc, rhs);
+    else if (op == '-') bigint_sub(acc, acc, rhs);
+    else if (op == '*') bigint_mul(acc, acc, rhs);
+    else if (bigint_divmod_floor(acc, NULL, acc, rhs)) /* the text's "/" is Python's "//" */
+        return "ZeroDivisionError: integer division or modulo by zero";
+    return NULL;
 }
 
-static int ep_arith(ExprParser* p, BigInt* out);
-
-/* factor: ('-' | '+') factor | NUMBER | '(' arith ')' -- unary minus binds tighter than * and //. */
-static int ep_factor(ExprParser* p, BigInt* out) {
-    ep_space(p);
-    char c = p->s[p->i];
-    if (c == '-' || c == '+') {
-        p->i++;
-        if (ep_factor(p, out)) return -1;
-        if (c == '-') bigint_neg(out, out);
-        return 0;
-    }
-    if (c == '(') {
-        p->i++;
-        if (ep_arith(p, out)) return -1;
-        ep_space(p);
-        if (p->s[p->i] != ')') {
-            p->why = "syntax error: ')' expected";
-            return -1;
-        }
-        p->i++;
-        return 0;
-    }
-    size_t start = p->i;
-    while (p->s[p->i] >= '0' && p->s[p->i] <= '9') p->i++;
-    if (p->i == start) {
-        p->why = "syntax error: number expected";
-        return -1;
-    }
-    bigint_set_digits(out, p->s + start, p->i - start);
-    return 0;
-}
-
-static int ep_term(ExprParser* p, BigInt* out) {
-    if (ep_factor(p, out)) return -1;
-    BigInt rhs;
-    bigint_init(&rhs);
-    int rc = 0;
-    for (;;) {
-        ep_space(p);
-        char c = p->s[p->i];
-        if (c == '*') {
-            p->i++;
-            if ((rc = ep_factor(p, &rhs))) break;
-            bigint_mul(out, out, &rhs);
-        } else if (c == '/') {
-            p->i++; /* the text's "/" is Python's "//" */
-            if ((rc = ep_factor(p, &rhs))) break;
-            if (bigint_divmod_floor(out, NULL, out, &rhs)) {
-                p->why = "ZeroDivisionError: integer division or modulo by zero";
-                rc = -1;
-                break;
-            }
-        } else {
-            break;
-        }
-    }
-    bigint_free(&rhs);
-    return rc;
-}
-
-static int ep_arith(ExprParser* p, BigInt* out) {
-    if (ep_term(p, out)) return -1;
-    BigInt rhs;
-    bigint_init(&rhs);
-    int rc = 0;
-    for (;;) {
-        ep_space(p);
-        char c = p->s[p->i];
-        if (c != '+' && c != '-') break;
-        p->i++;
-        if ((rc = ep_term(p, &rhs))) break;
-        if (c == '+') bigint_add(out, out, &rhs);
-        else bigint_sub(out, out, &rhs);
-    }
-    bigint_free(&rhs);
-    return rc;
-}
+static const PyExprOps INT_OPS = {sizeof(BigInt), int_init, int_free, 0, int_literal, int_negate, int_binary};
 
 /* The package's eval_floordiv(text). Returns 0, or -1 with the reason in err. */
 static int eval_floordiv(const char* text, BigInt* out, char* err, size_t errlen) {
-    ExprParser p = {text, 0, NULL};
-    if (ep_arith(&p, out) == 0) {
-        ep_space(&p);
-        if (!p.s[p.i]) return 0;
-        p.why = "syntax error: trailing text";
-    }
-    return set_error(err, errlen, NAME ": evaluating '%s': %s (the package raises here too)", text, p.why);
+    const char* why;
+    if (pyexpr_eval(text, &INT_OPS, NULL, out, &why) == 0) return 0;
+    return set_error(err, errlen, NAME ": evaluating '%s': %s (the package raises here too)", text, why);
 }
 
 /* ---- the generator ------------------------------------------------------------------------- */

@@ -28,6 +28,7 @@
 #include "tasks/infra/textbuf.h"
 #include "tasks/pyemu/bigint.h"
 #include "tasks/pyemu/pydecimal.h"
+#include "tasks/pyemu/pyexpr.h"
 #include "tasks/pyemu/pyrandom.h"
 
 #define NAME "decimal_arithmetic"
@@ -116,78 +117,23 @@ static void literal_decimal(const char* tok, size_t len, PyDec* out) {
 
 /* ---- evaluating the expression text with Python's precedence ------------------------------ */
 
-typedef struct {
-    const char* s;
-    size_t i;
-    const PyDecContext* ctx;
-    const char* why;
-} DecParser;
+static void dec_value_init(void* v) { pydec_init(v); }
+static void dec_value_free(void* v) { pydec_free(v); }
+static void dec_literal(void* v, const char* text, size_t len, void* ctx) { literal_decimal(text, len, v); }
 
-static int dp_expr(DecParser* p, PyDec* out);
-
-static const char* status_name(PyDecStatus st) {
+/* acc = acc op rhs in the context (ctx, a PyDecContext). */
+static const char* dec_binary(char op, void* acc, const void* rhs, void* ctx) {
+    PyDecStatus st = op == '+'   ? pydec_add(acc, acc, rhs, ctx)
+                     : op == '-' ? pydec_sub(acc, acc, rhs, ctx)
+                     : op == '*' ? pydec_mul(acc, acc, rhs, ctx)
+                                 : pydec_div(acc, acc, rhs, ctx);
+    if (st == PYDEC_OK) return NULL;
     return st == PYDEC_DIVZERO ? "decimal.DivisionByZero" : st == PYDEC_OVERFLOW ? "decimal.Overflow"
                                                                                  : "decimal.InvalidOperation";
 }
 
-static int dp_atom(DecParser* p, PyDec* out) {
-    if (p->s[p->i] == '(') {
-        p->i++;
-        if (dp_expr(p, out)) return -1;
-        if (p->s[p->i] != ')') {
-            p->why = "syntax error: ')' expected";
-            return -1;
-        }
-        p->i++;
-        return 0;
-    }
-    size_t start = p->i;
-    while ((p->s[p->i] >= '0' && p->s[p->i] <= '9') || p->s[p->i] == '.') p->i++;
-    if (p->i == start) {
-        p->why = "syntax error: number expected";
-        return -1;
-    }
-    literal_decimal(p->s + start, p->i - start, out);
-    return 0;
-}
-
-static int dp_term(DecParser* p, PyDec* out) {
-    if (dp_atom(p, out)) return -1;
-    PyDec rhs;
-    pydec_init(&rhs);
-    int rc = 0;
-    while (p->s[p->i] == '*' || p->s[p->i] == '/') {
-        char op = p->s[p->i++];
-        if ((rc = dp_atom(p, &rhs))) break;
-        PyDecStatus st = op == '*' ? pydec_mul(out, out, &rhs, p->ctx) : pydec_div(out, out, &rhs, p->ctx);
-        if (st != PYDEC_OK) {
-            p->why = status_name(st);
-            rc = -1;
-            break;
-        }
-    }
-    pydec_free(&rhs);
-    return rc;
-}
-
-static int dp_expr(DecParser* p, PyDec* out) {
-    if (dp_term(p, out)) return -1;
-    PyDec rhs;
-    pydec_init(&rhs);
-    int rc = 0;
-    while (p->s[p->i] == '+' || p->s[p->i] == '-') {
-        char op = p->s[p->i++];
-        if ((rc = dp_term(p, &rhs))) break;
-        PyDecStatus st = op == '+' ? pydec_add(out, out, &rhs, p->ctx) : pydec_sub(out, out, &rhs, p->ctx);
-        if (st != PYDEC_OK) {
-            p->why = status_name(st);
-            rc = -1;
-            break;
-        }
-    }
-    pydec_free(&rhs);
-    return rc;
-}
+/* The generated texts have no unary signs (negate NULL): every literal is positive. */
+static const PyExprOps DEC_OPS = {sizeof(PyDec), dec_value_init, dec_value_free, 1, dec_literal, NULL, dec_binary};
 
 /* ---- the generator ------------------------------------------------------------------------- */
 
@@ -272,11 +218,9 @@ static int dec_generate(const cJSON* config, int64_t seed, int64_t index, TaskIt
         build_grouped(&rng, &t, 0, terms, &e);
         expr = textbuf_take(&e);
         PyDecContext ctx = {c.precision};
-        DecParser p = {expr, 0, &ctx, NULL};
-        if (dp_expr(&p, &value) || p.s[p.i]) {
-            rc = set_error(err, errlen, NAME ": evaluating '%s' raises %s in the package too", expr,
-                           p.why ? p.why : "a syntax error");
-        }
+        const char* why;
+        if (pyexpr_eval(expr, &DEC_OPS, &ctx, &value, &why))
+            rc = set_error(err, errlen, NAME ": evaluating '%s' raises %s in the package too", expr, why);
     }
     for (int64_t i = 0; i < terms; i++) free(t.operand[i]);
     free(t.operand);
