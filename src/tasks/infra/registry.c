@@ -1,5 +1,6 @@
-/* The task table (see registry.h). Each port defines `const TaskSpec task_<name>` in its own
- * task_<name>.c; listing it here is the one line a port adds. */
+/* The task table (see registry.h): TASK_LIST below is the one list of the tasks, from which
+ * the names, the specs and the ids all come. Each port defines `const TaskSpec task_<name>`
+ * in its own ports/task_<name>.c; listing it here is the one line a port adds. */
 #include "tasks/infra/registry.h"
 
 #include <stdio.h>
@@ -9,60 +10,33 @@
 #include "core/check.h"
 #include "core/config_enums.h"
 
-/* The swarm task ids: never reorder, only append. */
-static const char* const TASK_NAMES[TASK_N_IDS] = {
-    "base_conversion",         /* 0 */
-    "basic_arithmetic",        /* 1 */
-    "arc_1d",                  /* 2 */
-    "bf",                      /* 3 */
-    "propositional_logic",     /* 4 */
-    "fraction_simplification", /* 5 */
-    "decimal_arithmetic",      /* 6 */
-    "calendar_arithmetic",     /* 7 */
-    "binary_matrix",           /* 8 */
-};
+/* The nine tasks, one entry each, in swarm-id order: a task's id is its position, so never
+ * reorder, only append. X(name): the port defines `const TaskSpec task_<name>` (its
+ * reasoning_gym name) in ports/task_<name>.c. */
+#define TASK_LIST(X)                                                                            \
+    X(base_conversion)         /* id 0 */                                                       \
+    X(basic_arithmetic)        /* id 1 */                                                       \
+    X(arc_1d)                  /* id 2 */                                                       \
+    X(bf)                      /* id 3 */                                                       \
+    X(propositional_logic)     /* id 4 */                                                       \
+    X(fraction_simplification) /* id 5 */                                                       \
+    X(decimal_arithmetic)      /* id 6 */                                                       \
+    X(calendar_arithmetic)     /* id 7 */                                                       \
+    X(binary_matrix)           /* id 8 */
 
-extern const TaskSpec task_base_conversion;
-extern const TaskSpec task_basic_arithmetic;
-extern const TaskSpec task_arc_1d;
-extern const TaskSpec task_bf;
-extern const TaskSpec task_propositional_logic;
-extern const TaskSpec task_fraction_simplification;
-extern const TaskSpec task_decimal_arithmetic;
-extern const TaskSpec task_calendar_arithmetic;
-extern const TaskSpec task_binary_matrix;
-
-/* ---- the registered ports, one slot per id -------------------------------------------
- * A ported task turns its TASK_MISSING(name) into TASK_PORTED(name). The comment lines
- * between slots keep git from seeing two ports as one conflicting hunk. */
-#define TASK_PORTED(name) &task_##name
-#define TASK_MISSING(name) NULL
-static const TaskSpec* const TASK_SLOTS[TASK_N_IDS] = {
-    /* id 0 */
-    TASK_PORTED(base_conversion),
-    /* id 1 */
-    TASK_PORTED(basic_arithmetic),
-    /* id 2 */
-    TASK_PORTED(arc_1d),
-    /* id 3 */
-    TASK_PORTED(bf),
-    /* id 4 */
-    TASK_PORTED(propositional_logic),
-    /* id 5 */
-    TASK_PORTED(fraction_simplification),
-    /* id 6 */
-    TASK_PORTED(decimal_arithmetic),
-    /* id 7 */
-    TASK_PORTED(calendar_arithmetic),
-    /* id 8 */
-    TASK_PORTED(binary_matrix),
-};
-/* ---- end of the registered ports ----------------------------------------------------- */
+#define TASK_DECLARE(name) extern const TaskSpec task_##name;
+#define TASK_NAME(name) #name,
+#define TASK_SPEC(name) &task_##name,
+TASK_LIST(TASK_DECLARE)
+static const char* const TASK_NAMES[] = {TASK_LIST(TASK_NAME)};
+static const TaskSpec* const TASK_SLOTS[] = {TASK_LIST(TASK_SPEC)};
+_Static_assert(sizeof TASK_NAMES / sizeof TASK_NAMES[0] == TASK_N_IDS, "TASK_LIST and TASK_N_IDS (registry.h) disagree");
 
 static const char* const PRESETS[] = {TASK_PRESET_VALUES(CONFIG_ENUM_NAME)}; /* tasks.preset's, in its order */
 #define N_PRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
 
-/* A slot holding a spec of another name would send wrong ids over the wire: fail loudly. */
+/* A port whose spec carries another name than its entry would send wrong ids over the wire:
+ * fail loudly. */
 static void registry_check(void) {
     static int checked = 0;
     if (checked) return;
