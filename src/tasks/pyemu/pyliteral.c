@@ -177,7 +177,7 @@ static int lx_string(Lexer* lx) {
     return 0;
 }
 
-/* The next token (CPython's tok_get for the subset; see the file comment). */
+/* The next token (CPython's tok_get for the subset; see pyliteral.h). */
 static int lx_next(Lexer* lx) {
     if (lx->peeked) {
         lx->peeked = 0;
