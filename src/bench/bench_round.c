@@ -41,7 +41,7 @@
 #include "swarm/node_settings.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 #define MAX_CONFIGS 8
 #define MAX_INITS 8

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "model/tokenizer.h"
-#include "tasks/pyjson.h"
+#include "tasks/pyemu/pyjson.h"
 
 #define ERRLEN 512
 #define CMD "lm tokenize"

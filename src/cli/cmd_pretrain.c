@@ -31,8 +31,8 @@
 #include "swarm/evaluation.h"
 #include "swarm/node_settings.h"
 #include "swarm/taskset.h"
-#include "tasks/answer.h"
-#include "tasks/registry.h"
+#include "tasks/infra/answer.h"
+#include "tasks/infra/registry.h"
 
 /* Draws a question whose stored answer exists (propositional_logic stores None: no
  * demonstration can be written for it, so the warm-up skips it). */

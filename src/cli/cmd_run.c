@@ -36,7 +36,7 @@
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_config.h"
 #include "swarm/node_log.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 static const CliOption OPTIONS[] = {
     {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},

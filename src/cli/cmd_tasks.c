@@ -12,10 +12,10 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
-#include "tasks/answer.h"
-#include "tasks/pyjson.h"
-#include "tasks/registry.h"
-#include "tasks/task_common.h"
+#include "tasks/infra/answer.h"
+#include "tasks/infra/registry.h"
+#include "tasks/infra/task_common.h"
+#include "tasks/pyemu/pyjson.h"
 
 #define ERRLEN 512
 

@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "model/prompt_codec.h"
 #include "swarm/node_settings.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 const char* budget_unit(const Tokenizer* tok) { return tok ? "tokens" : "bytes"; }
 

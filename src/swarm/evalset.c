@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "core/fnv1a.h"
 #include "core/rng.h"
-#include "tasks/answer.h"
+#include "tasks/infra/answer.h"
 
 static uint64_t fnv1a_str(uint64_t h, const char* s) {
     return fnv1a_update(h, s ? s : "", (s ? strlen(s) : 0) + 1); /* the NUL separates fields */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "swarm/taskset.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 typedef struct {
     uint64_t key; /* FNV-1a of the task id and the question text */

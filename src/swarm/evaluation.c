@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "model/tokenizer.h"
-#include "tasks/answer.h"
+#include "tasks/infra/answer.h"
 
 double evaluation_run(Model* m, const PromptCodec* codec, const GenConfig* gen, const EvalSet* es, RngStream* rng,
                       double by_task[TASK_N_IDS], double tagged_by_task[TASK_N_IDS]) {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "tasks/answer.h"
-#include "tasks/registry.h"
+#include "tasks/infra/answer.h"
+#include "tasks/infra/registry.h"
 
 static int same_text(const char* a, const char* b) {
     if (!a || !b) return a == b;

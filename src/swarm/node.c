@@ -22,7 +22,7 @@
 #include "swarm/node_config.h"
 #include "swarm/node_gpu.h"
 #include "swarm/token_groups.h"
-#include "tasks/answer.h"
+#include "tasks/infra/answer.h"
 
 /* The node's policy (or reference) model: a random byte-level GPT, or a llama node's Hugging
  * Face directory (whose tokenizer the node keeps when want_tokenizer). */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 #define ROUND_METRICS(X)                                                                          \
     X(REWARD_OWN, "reward_own", "mean reward of the node's own completions this round")           \

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 
 static int add_slot(TaskSet* ts, const TaskSpec* spec, const char* preset, char* err, size_t errlen) {
     if (ts->n >= (int)(sizeof ts->slots / sizeof ts->slots[0]))

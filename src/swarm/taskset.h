@@ -9,7 +9,7 @@
 
 #include "core/config_enums.h" /* TaskPreset: tasks.preset */
 #include "core/rng.h"
-#include "tasks/task.h"
+#include "tasks/infra/task.h"
 
 typedef struct {
     int task_id;            /* fixed id (src/tasks/registry.h) */

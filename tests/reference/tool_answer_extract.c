@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "tasks/answer.h"
+#include "tasks/infra/answer.h"
 
 int main(void) {
     char* line = NULL;

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/bigint.h"
-#include "tasks/divisors.h"
-#include "tasks/pydecimal.h"
+#include "tasks/ports/divisors.h"
+#include "tasks/pyemu/bigint.h"
+#include "tasks/pyemu/pydecimal.h"
 
 static void print_json(cJSON* o) {
     char* text = cJSON_PrintUnformatted(o);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/pyrandom.h"
+#include "tasks/pyemu/pyrandom.h"
 
 int main(void) {
     PyRandom r;

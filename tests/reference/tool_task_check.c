@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/registry.h"
-#include "tasks/task.h"
+#include "tasks/infra/registry.h"
+#include "tasks/infra/task.h"
 
 static const TaskSpec* find_spec(const char* name) {
     const TaskSpec* s = task_find(name);

@@ -13,10 +13,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "tasks/bigint.h"
-#include "tasks/divisors.h"
-#include "tasks/pydecimal.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
+#include "tasks/ports/divisors.h"
+#include "tasks/pyemu/bigint.h"
+#include "tasks/pyemu/pydecimal.h"
 
 static long n_fail = 0;
 

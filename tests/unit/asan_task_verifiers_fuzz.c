@@ -15,9 +15,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "tasks/answer.h"
-#include "tasks/registry.h"
-#include "tasks/task_common.h"
+#include "tasks/infra/answer.h"
+#include "tasks/infra/registry.h"
+#include "tasks/infra/task_common.h"
 
 static uint64_t rng_state = 0x5A9017u;
 

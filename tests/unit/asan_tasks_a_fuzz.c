@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/pyrandom.h"
-#include "tasks/task.h"
+#include "tasks/infra/task.h"
+#include "tasks/pyemu/pyrandom.h"
 
 extern const TaskSpec task_base_conversion;
 extern const TaskSpec task_fraction_simplification;

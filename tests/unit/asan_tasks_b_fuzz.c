@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/task.h"
+#include "tasks/infra/task.h"
 
 extern const TaskSpec task_arc_1d, task_bf, task_propositional_logic;
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/bf_compile.h"
-#include "tasks/bf_interpreter.h"
+#include "tasks/ports/bf_compile.h"
+#include "tasks/ports/bf_interpreter.h"
 
 #define LIMIT_INFINITE 200000000ull
 

@@ -11,7 +11,7 @@
 
 #include "swarm/evalset.h"
 #include "swarm/taskset.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 #include "../test_assert.h"
 
 /* Same questions (task, seed, text, prompt) in the same order. */

@@ -8,7 +8,7 @@
 #include "core/rng.h"
 #include "swarm/group_verify.h"
 #include "swarm/taskset.h"
-#include "tasks/registry.h"
+#include "tasks/infra/registry.h"
 #include "../test_assert.h"
 
 int main(void) {

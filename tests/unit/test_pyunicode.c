@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tasks/pyunicode.h"
+#include "tasks/pyemu/pyunicode.h"
 
 static int failures = 0;
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tasks/answer.h"
-#include "tasks/registry.h"
-#include "tasks/task_common.h"
+#include "tasks/infra/answer.h"
+#include "tasks/infra/registry.h"
+#include "tasks/infra/task_common.h"
 
 static int fails = 0;
 #define CHECK(cond, ...)                                              \
