@@ -1,12 +1,12 @@
 /* Few-row matrix products (see small_gemm.h): each weight row meets up to eight input rows at
  * once, eight lanes at a time (GCC vector extensions: SSE or AVX as -march allows), so each
  * weight vector loaded serves eight products and a decode step of eight completions streams
- * the weights from memory once. With more than eight rows, the weights go in blocks that stay
- * in cache while every group of eight rows passes over them. Every row's sum runs in the same
- * order whatever the number of rows (lanes over k, then the lanes in order, then the tail), so
- * a row's result does not depend on its neighbours. Multiply-adds may be fused here (the build
- * otherwise forbids contraction): this path serves only the default numerics, never the
- * deterministic mode. */
+ * the weights from memory once, fetched ahead of the products. With more than eight rows, the
+ * weights go in blocks that stay in cache while every group of eight rows passes over them.
+ * Every row's sum runs in the same order whatever the number of rows (lanes over k, then the
+ * lanes in order, then the tail), so a row's result does not depend on its neighbours.
+ * Multiply-adds may be fused here (the build otherwise forbids contraction): this path serves
+ * only the default numerics, never the deterministic mode. */
 #include "model/small_gemm.h"
 
 #include <string.h>
@@ -17,6 +17,9 @@ typedef float v8sf __attribute__((vector_size(32)));
 #define ROWS_PER_PASS 8
 /* Weight rows per block when more than ROWS_PER_PASS rows share it: ~32 KB of weights. */
 #define BLOCK_BYTES (32 * 1024)
+/* How far ahead of the products the weights are fetched: 2 KB (measured on a Zen 3 core:
+ * 8 rows x SmolLM2's matrices went from ~4.4 to ~6 GB/s of weights; 0.5 to 1 KB helped less) */
+#define PREFETCH_FLOATS (2048 / (int)sizeof(float))
 
 static inline v8sf load8(const float* p) {
     v8sf v;
@@ -37,6 +40,9 @@ SMALL_GEMM_FAST __attribute__((always_inline)) static inline void dots(float* ou
     v8sf a[ROWS_PER_PASS] = {{0}};
     int k = 0;
     for (; k + 8 <= IC; k += 8) {
+        /* the weights stream from memory once: ask for them early, so that the loads overlap
+         * the products instead of following them (a prefetch past the end is harmless) */
+        __builtin_prefetch(w + k + PREFETCH_FLOATS);
         v8sf wv = load8(w + k);
         for (int r = 0; r < R; r++) a[r] += load8(x + (size_t)r * IC + k) * wv;
     }
