@@ -68,6 +68,17 @@ def pretrain(path, extra=(), steps=150):
     return str(path)
 
 
+# calendar_arithmetic alone: the task a briefly warmed-up tiny model answers sometimes, so
+# groups have mixed rewards and advantages of both signs (the off-policy arms' tests)
+CALENDAR = ["tasks.names=calendar_arithmetic"]
+
+
+@pytest.fixture(scope="session")
+def calendar_warmup(tmp_path_factory):
+    """A warm-up on calendar_arithmetic alone (CALENDAR), for runs of that task."""
+    return pretrain(tmp_path_factory.mktemp("warmup_calendar") / "w.ckpt", CALENDAR, steps=300)
+
+
 @pytest.fixture(scope="session")
 def warmup(tmp_path_factory):
     """A briefly warmed-up checkpoint for BASE's model, so rewards are not all zero."""

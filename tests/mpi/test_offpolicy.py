@@ -10,17 +10,14 @@ behaviour log-probs, and the receiver trains them as the key says.
 import numpy as np
 import pytest
 
-from conftest import NP, column, pretrain, run_swarm
+from conftest import CALENDAR, NP, column, run_swarm
 
-# calendar_arithmetic alone: the task a briefly warmed-up tiny model answers sometimes, so
-# groups have mixed rewards and advantages of both signs
-TASK = ["tasks.names=calendar_arithmetic"]
-ROUNDS = ["swarm.rounds=5"] + TASK
+ROUNDS = ["swarm.rounds=5"] + CALENDAR
 
 
-@pytest.fixture(scope="module")
-def warmup(tmp_path_factory):
-    return pretrain(tmp_path_factory.mktemp("warmup_calendar") / "w.ckpt", TASK, steps=300)
+@pytest.fixture
+def warmup(calendar_warmup):
+    return calendar_warmup
 
 
 def test_tis_weights_logged_and_bounded(tmp_path, warmup):

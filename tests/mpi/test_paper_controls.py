@@ -14,15 +14,14 @@ import filecmp
 import numpy as np
 import pytest
 
-from conftest import NP, column, pretrain, run_swarm
+from conftest import CALENDAR, NP, column, run_swarm
 
-TASK = ["tasks.names=calendar_arithmetic"]
-ROUNDS = ["swarm.rounds=5"] + TASK
+ROUNDS = ["swarm.rounds=5"] + CALENDAR
 
 
-@pytest.fixture(scope="module")
-def warmup(tmp_path_factory):
-    return pretrain(tmp_path_factory.mktemp("warmup_controls") / "w.ckpt", TASK, steps=300)
+@pytest.fixture
+def warmup(calendar_warmup):
+    return calendar_warmup
 
 
 def test_frozen_keeps_weights_and_logs(tmp_path, warmup):
@@ -42,7 +41,7 @@ def test_frozen_keeps_weights_and_logs(tmp_path, warmup):
 
 
 def test_local_positive_only_loss_never_positive(tmp_path, warmup):
-    own = ["sampling.groups=3", "sampling.local=3", "sampling.external=0", "swarm.rounds=6"] + TASK
+    own = ["sampling.groups=3", "sampling.local=3", "sampling.external=0", "swarm.rounds=6"] + CALENDAR
     pos = run_swarm(tmp_path, "ownpos", own + ["grpo.local=positive_only"], warmup)
     plain = run_swarm(tmp_path, "plain", own, warmup)
     pos_loss = np.concatenate([column(pos, n, "loss") for n in range(NP)])
