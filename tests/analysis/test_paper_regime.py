@@ -103,7 +103,7 @@ def test_holm_in_report(report):
         cells = [c.strip() for c in l.split("|")]
         if len(cells) > 9 and cells[1].startswith("("):
             ps.append((cells[7], cells[8]))
-    assert len(ps) == 10
+    assert len(ps) == 12
     for p, adj in ps:
         if p not in ("–",) and adj not in ("–",):
             assert float(adj.replace("<", "")) >= float(p.replace("<", "")) - 1e-12
