@@ -42,6 +42,7 @@ struct P2P {
     /* virtual clock: what arrives in each round, precomputed from netem */
     Due** due;
     int* n_due;
+    int* n_offline; /* messages arriving in each round while this node is offline (never sent) */
     /* wall clock */
     HeldMessage* held;
     int n_held, cap_held;
@@ -62,12 +63,17 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     int R = ne->rounds;
     p->due = callocCheck(R > 0 ? R : 1, sizeof(Due*));
     p->n_due = callocCheck(R > 0 ? R : 1, sizeof(int));
+    p->n_offline = callocCheck(R > 0 ? R : 1, sizeof(int));
     int* cap = callocCheck(R > 0 ? R : 1, sizeof(int));
     for (int s = 0; s < p->n && !ne->net.wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
-            int at = netem_delivery_round(ne, s, rank, r);
+            int at = netem_arrival_round(ne, s, rank, r);
             if (at < 0) continue;
+            if (netem_offline(ne, rank, at)) {
+                p->n_offline[at]++;
+                continue;
+            }
             if (p->n_due[at] == cap[at]) {
                 cap[at] = cap[at] ? 2 * cap[at] : 4;
                 p->due[at] = realloc(p->due[at], sizeof(Due) * cap[at]);
@@ -192,10 +198,11 @@ static void strip_prefix(uint8_t** buf, size_t* len) {
     }
 }
 
-void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
+void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) {
     memset(inbox, 0, sizeof *inbox);
     inbox->owns_buffers = 1;
     *late = 0;
+    *offline_lost = !p->ne->net.wall_clock && round < p->ne->rounds ? p->n_offline[round] : 0;
     int cap = 0;
     double t0 = clock_now();
     if (!p->ne->net.wall_clock) {
@@ -238,6 +245,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
             p->held[keep++] = *h;
         } else if (offline) {
             free(h->buf); /* an offline node receives nothing */
+            ++*offline_lost;
         } else {
             inbox_push(inbox, h->sender, h->buf, h->len, &cap);
             *late += h->round < round;
@@ -284,6 +292,7 @@ void p2p_free(P2P* p) {
     for (int r = 0; r < p->ne->rounds; r++) free(p->due[r]);
     free(p->due);
     free(p->n_due);
+    free(p->n_offline);
     free(p);
 }
 

@@ -326,6 +326,7 @@ static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_MSGS_DROPPED] = st.dropped;
     rec->m[RM_BYTES_SENT] = st.bytes_sent;
     rec->m[RM_MSGS_LATE] = st.late;
+    rec->m[RM_MSGS_OFFLINE] = st.offline;
     rec->m[RM_T_WAIT] = s->inbox.t_wait;
     free(s->msg);
     s->msg = NULL;

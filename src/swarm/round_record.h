@@ -23,6 +23,7 @@
     X(MSGS_SENT, "msgs_sent", "messages sent")                                                    \
     X(MSGS_RECEIVED, "msgs_received", "messages received")                                        \
     X(MSGS_DROPPED, "msgs_dropped", "messages this node did not send: lost by netem or to an offline peer")                      \
+    X(MSGS_OFFLINE, "msgs_offline", "messages that reached this node while it was offline (churn), discarded unread; their senders count them in msgs_dropped (virtual clock) or msgs_sent (wall clock)") \
     X(MSGS_LATE, "msgs_late", "messages that arrived after the round that sampled")               \
     X(MSGS_REJECTED, "msgs_rejected", "received messages that failed to decode")                  \
     X(GROUPS_REJECTED, "groups_rejected", "received groups that failed verification")             \
