@@ -24,6 +24,7 @@ typedef struct {
 
 typedef struct {
     int sender, round;
+    int taken;          /* the receiver's round that took it off the network */
     double due;         /* wall clock: when the emulated delay has passed */
     uint8_t* buf;
     size_t len;
@@ -159,15 +160,19 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     return st;
 }
 
-/* Appends one received message (its bytes without the time prefix) to the inbox. */
-static void inbox_push(Inbox* in, int sender, uint8_t* buf, size_t len, int* cap) {
+/* Appends one received message (its bytes without the time prefix) to the inbox; age_from
+ * >= 0 (wall clock) is the receiver round its age counts from (Inbox.age_from). */
+static void inbox_push(Inbox* in, int sender, uint8_t* buf, size_t len, int age_from, int* cap) {
     if (in->n == *cap) {
         *cap = *cap ? 2 * *cap : 8;
         in->senders = realloc(in->senders, sizeof(int) * *cap);
         in->bufs = realloc(in->bufs, sizeof(uint8_t*) * *cap);
         in->lens = realloc(in->lens, sizeof(size_t) * *cap);
-        if (!in->senders || !in->bufs || !in->lens) sapo_die("out of memory receiving messages");
+        if (age_from >= 0) in->age_from = realloc(in->age_from, sizeof(int) * *cap);
+        if (!in->senders || !in->bufs || !in->lens || (age_from >= 0 && !in->age_from))
+            sapo_die("out of memory receiving messages");
     }
+    if (age_from >= 0) in->age_from[in->n] = age_from;
     in->senders[in->n] = sender;
     in->bufs[in->n] = buf;
     in->lens[in->n] = len;
@@ -211,7 +216,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
             size_t len;
             uint8_t* buf = receive_one(p, d.sender, d.round, &len, NULL, NULL);
             strip_prefix(&buf, &len);
-            inbox_push(inbox, d.sender, buf, len, &cap);
+            inbox_push(inbox, d.sender, buf, len, -1, &cap);
             *late += d.round < round;
         }
         inbox->t_wait = clock_now() - t0;
@@ -235,7 +240,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
             p->held = realloc(p->held, sizeof(HeldMessage) * p->cap_held);
             if (!p->held) sapo_die("out of memory holding messages");
         }
-        p->held[p->n_held++] = (HeldMessage){src, tag, sent_at + netem_delay(p->ne, src, p->rank, tag), buf, len};
+        p->held[p->n_held++] = (HeldMessage){src, tag, round, sent_at + netem_delay(p->ne, src, p->rank, tag), buf, len};
     }
     double now = MPI_Wtime();
     int offline = netem_offline(p->ne, p->rank, round), keep = 0;
@@ -247,7 +252,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
             free(h->buf); /* an offline node receives nothing */
             ++*offline_lost;
         } else {
-            inbox_push(inbox, h->sender, h->buf, h->len, &cap);
+            inbox_push(inbox, h->sender, h->buf, h->len, h->taken, &cap);
             *late += h->round < round;
         }
     }

@@ -360,7 +360,7 @@ static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
             if (g->n_completions > s->L) rollout_group_truncate(g, s->L);
-            pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
+            pool_add(&n->pool, g, ext_rewards, in.sender, inbox->age_from ? inbox->age_from[k] : in.round);
         }
         message_free(&in);
     }

@@ -236,6 +236,12 @@ def test_wall_clock_churn_and_a_slow_node(tmp_path, warmup):
     offline = np.array(info["offline"])
     assert info["wall"] and offline.any() and (g["online"] == 1 - offline).all()
 
+    used = g["external_used"] > 0
+    assert used[3].any(), "the slow node used no external group"
+    assert (g["external_age_min"][used] >= 0).all(), f"negative ages\n{g['external_age_min']}"
+    assert (g["external_age_min"][used] <= g["external_age_max"][used]).all()
+    assert (g["external_age_max"][used] <= np.tile(np.arange(rounds), (NP, 1))[used]).all()
+
     assert (g["msgs_offline"][offline == 1] >= 0).all() and not g["msgs_offline"][offline == 0].any()
     assert not g["msgs_received"][offline == 1].any(), "an offline node receives nothing"
     assert g["msgs_offline"].sum() > 0, "churn discarded no message"
