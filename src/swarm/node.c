@@ -326,6 +326,7 @@ static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_MSGS_DROPPED] = st.dropped;
     rec->m[RM_BYTES_SENT] = st.bytes_sent;
     rec->m[RM_MSGS_LATE] = st.late;
+    rec->m[RM_MSGS_OFFLINE] = st.offline;
     rec->m[RM_T_WAIT] = s->inbox.t_wait;
     free(s->msg);
     s->msg = NULL;
@@ -359,7 +360,7 @@ static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
             if (g->n_completions > s->L) rollout_group_truncate(g, s->L);
-            pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
+            pool_add(&n->pool, g, ext_rewards, in.sender, inbox->age_from ? inbox->age_from[k] : in.round);
         }
         message_free(&in);
     }
