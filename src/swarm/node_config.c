@@ -16,8 +16,9 @@
 
 /* The process before any node buffer (libc and the loader's heap, OpenBLAS's work buffer,
  * HDF5's library state and the log's chunk caches, Open MPI's own private state, the task
- * tables and the evaluation set's questions at their default size): measured as a rank's
- * RssAnon with the smallest model (1 rank, 1 layer of 32; docs/PERFORMANCE.md). */
+ * tables and the evaluation set's questions at their default size): the smallest model's
+ * RssAnon on one rank (11.4 MB: 1 layer of 32) less its other terms, rounded up (docs/SWARM.md,
+ * the memory check). A CUDA build's rank also holds the CUDA runtime's heap: not counted. */
 #define NODE_PROCESS_BYTES (5.5 * 1024 * 1024)
 /* Open MPI's private cost per peer (its endpoint and the ob1/vader per-peer state): the
  * slope of that smallest config's RssAnon over 1, 8 and 64 ranks, ~16 KB a peer. */
