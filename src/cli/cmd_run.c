@@ -293,8 +293,9 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
 
 /* summary.json (atomically, through atomic_file_write): per node the totals, learning
  * windows and memory (peak_private_mb, mem_private_peak, beside private_estimate_mb,
- * node_memory_terms' private_total: memory holds the 2 per node, in bytes), then the sums. Built with cJSON: a NaN (no evaluation, no window) is null, and
- * every number reads back as the very double it was; seconds keeps its three decimals. */
+ * node_memory_terms' private_total: memory holds the 2 per node, in bytes), then the sums.
+ * Built with cJSON: a NaN (no evaluation, no window) is null, and every number reads back as
+ * the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
                               const double* windows, int window, const double* memory, char* err, size_t errlen) {
     char secs[48];
@@ -373,8 +374,8 @@ static void run_summarize(const RunSettings* rs, const char* dir, int size, int 
     double peak = 0, estimate = 0;
     for (int k = 0; k < size; k++)
         if (memory[2 * k] > peak) peak = memory[2 * k], estimate = memory[2 * k + 1];
-    logf_both(log, "peak private memory %.0f MB per rank (the largest; estimated %.0f MB private)\n", peak / (1024.0 * 1024.0),
-              estimate / (1024.0 * 1024.0));
+    logf_both(log, "peak private memory %.0f MB per rank (the largest; estimated %.0f MB private)\n",
+              peak / (1024.0 * 1024.0), estimate / (1024.0 * 1024.0));
     logf_both(log, "run directory: %s (run.h5, node_NNNN.h5, config.ini, run.log, summary.json)\n", dir);
     runlog_check(log, fault, 1);
     if (fault->failed) return;
