@@ -163,9 +163,11 @@ NodeMemoryTerms node_memory_terms(const SwarmSettings* sw, const NodeSettings* n
     double P = 0;
     for (int i = 0; i < model_family(g.family)->n_tensors; i++) P += (double)sizes[i];
     t.policy = model_memory_bytes(&g, &cap);
-    /* the reference model runs forward passes only: its gradient and Adam moments (calloc'd)
-     * are never touched */
-    t.reference = sw->kl > 0 ? t.policy - 12.0 * P : 0;
+    /* the reference model scores the training batch only: it never generates (no KV caches
+     * or decode rows) and never steps (its gradient and Adam moments, calloc'd, stay unmapped) */
+    ModelCapacity scoring = cap;
+    scoring.max_prefixes = scoring.max_rows = 0;
+    t.reference = sw->kl > 0 ? model_memory_bytes(&g, &scoring) - 12.0 * P : 0;
     int I = ns->n_local, J = ns->n_external, L = ns->n_completions, max_new = ns->gen.max_new_tokens;
     int eval_q = sw->eval_questions;
     double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;

@@ -29,7 +29,8 @@ ModelCapacity node_model_capacity(const SwarmSettings* sw, const NodeSettings* n
 typedef struct {
     double policy;        /* model_memory_bytes: weights, gradients, Adam m and v, the activations
                            * of a micro-batch, attention weights, generation's KV caches and scratch */
-    double reference;     /* with grpo.kl > 0: the reference model less its untouched gradients and moments */
+    double reference;     /* with grpo.kl > 0: the reference model, less its never written gradients,
+                           * moments and generation caches */
     double round;         /* prompts, completions, texts and messages of a round; the trainer's per-token buffers */
     double peers;         /* Open MPI's private state per peer, the inbox and the pool (I groups per sender) */
     double process;       /* libc, OpenBLAS, HDF5, Open MPI and the task tables before any node buffer */

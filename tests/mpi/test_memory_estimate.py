@@ -1,8 +1,8 @@
 """sapo run's memory estimate against what the ranks really hold: each rank's peak private
 memory (core/mem_usage.c: anonymous pages, sampled after each stage of a round and from the
 high-water mark) is written to summary.json beside the estimate's private part
-(node_memory_terms), and the two agree within 15% for quick.ini-like runs at 1 and 8 ranks
-and the smallest model at 64 ranks. Random init: every completion runs to max_new_tokens, and
+(node_memory_terms), and the two agree within 15% for quick.ini-like runs at 1 rank (with
+and without a reference model) and 8 ranks, and the smallest model at 64 ranks. Random init: every completion runs to max_new_tokens, and
 sampling.filter = none with grpo.external = ratio1 trains every group, so the round that is
 measured is the worst case the estimate is for."""
 import json
@@ -39,6 +39,7 @@ def assert_close(pairs, what):
 
 
 @pytest.mark.parametrize("np_,split", [(1, ["sampling.local=8", "sampling.external=0"]),
+                                       (1, ["sampling.local=8", "sampling.external=0", "grpo.kl=0.05"]),
                                        (8, ["sampling.local=4", "sampling.external=4"])])
 def test_quick_estimate_matches_peak(tmp_path, np_, split):
     pairs = memory(tmp_path, f"quick{np_}", QUICK + split + [f"swarm.nodes={np_}"], np_)
