@@ -29,6 +29,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/mem_usage.h"
 #include "core/stage.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
@@ -118,7 +119,7 @@ static int memory_fits(const RunSettings* rs, int rank, MPI_Comm comm) {
     mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
     mpiCheck(MPI_Comm_rank(host, &host_rank));
     mpiCheck(MPI_Comm_size(host, &host_size));
-    double mine = node_memory_estimate(&rs->sw, &rs->node[rank]), sum = 0, most = 0;
+    double mine = node_memory_estimate(&rs->sw, &rs->node[rank], rs->n_nodes), sum = 0, most = 0;
     mpiCheck(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, host));
     mpiCheck(MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, host));
     double have = host_memory_bytes(), MB = 1024.0 * 1024.0;
@@ -295,11 +296,13 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
     return 0;
 }
 
-/* summary.json (atomically, through atomic_file_write): per node the totals and learning
- * windows, then the sums. Built with cJSON: a NaN (no evaluation, no window) is null, and
- * every number reads back as the very double it was; seconds keeps its three decimals. */
+/* summary.json (atomically, through atomic_file_write): per node the totals, learning
+ * windows and memory (peak_private_mb, mem_private_peak, beside private_estimate_mb,
+ * node_memory_terms' private_total: memory holds the 2 per node, in bytes), then the sums.
+ * Built with cJSON: a NaN (no evaluation, no window) is null, and every number reads back as
+ * the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
-                              const double* windows, int window, char* err, size_t errlen) {
+                              const double* windows, int window, const double* memory, char* err, size_t errlen) {
     char secs[48];
     snprintf(secs, sizeof secs, "%.3f", wall);
     cJSON* root = cJSON_CreateObject();
@@ -321,6 +324,8 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
         cJSON_AddNumberToObject(e, "eval_last", t[RT_EVAL_LAST]); /* cJSON prints NaN as null */
         cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
         cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
+        cJSON_AddNumberToObject(e, "peak_private_mb", round(memory[2 * k] / (1024.0 * 1024.0) * 10) / 10);
+        cJSON_AddNumberToObject(e, "private_estimate_mb", round(memory[2 * k + 1] / (1024.0 * 1024.0) * 10) / 10);
         cJSON_AddItemToArray(per_node, e);
     }
     cJSON_AddNumberToObject(root, "cum_reward_own", sum_own);
@@ -342,7 +347,7 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
  * closed, then DONE, each only when everything before it was written. */
 static void run_summarize(const RunSettings* rs, const char* dir, int size, int rounds, double wall, const double* all,
-                          const double* windows, RunLog* log, RunFault* fault) {
+                          const double* windows, const double* memory, RunLog* log, RunFault* fault) {
     logf_both(log, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n", size,
               rounds, wall);
     int w = summary_window(rounds);
@@ -365,12 +370,17 @@ static void run_summarize(const RunSettings* rs, const char* dir, int size, int 
                   rounds ? t[RT_TIME] / rounds : 0.0);
     }
     char* path = path_join(dir, "summary.json");
-    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, err, sizeof err))
+    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, memory, err, sizeof err))
         fault_set(fault, "%s", err);
     free(path);
     logf_both(log, "%-6s %9s %12.2f %12.2f %10.3f %11.3f\n", "total", "", sum_own, sum_train, first, last);
     logf_both(log, "own reward, mean of the nodes: %.3f over rounds 1-%d, %.3f over the last %d rounds (%+.3f)\n", first,
               w, last, w, last - first);
+    double peak = 0, estimate = 0;
+    for (int k = 0; k < size; k++)
+        if (memory[2 * k] > peak) peak = memory[2 * k], estimate = memory[2 * k + 1];
+    logf_both(log, "peak private memory %.0f MB per rank (the largest; estimated %.0f MB private)\n",
+              peak / (1024.0 * 1024.0), estimate / (1024.0 * 1024.0));
     logf_both(log, "run directory: %s (run.h5, node_NNNN.h5, config.ini, run.log, summary.json)\n", dir);
     runlog_check(log, fault, 1);
     if (fault->failed) return;
@@ -797,11 +807,16 @@ static int run_finish(SwarmRun* run) {
     own_reward_window(own_log, run->rounds, window);
     free(own_log);
     mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, run->comm));
+    mem_private_sample();
+    double memory[2] = {mem_private_peak(), node_memory_terms(&run->set.sw, &run->set.node[rank], size).private_total};
+    double* memories = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
+    mpiCheck(MPI_Gather(memory, 2, MPI_DOUBLE, memories, 2, MPI_DOUBLE, 0, run->comm));
     if (rank == 0)
-        run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, &run->log,
-                      &run->fault);
+        run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, memories,
+                      &run->log, &run->fault);
     free(all);
     free(windows);
+    free(memories);
     return agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm) ? 0 : 1;
 }
 
