@@ -27,6 +27,19 @@ def _panels(n, width=4.6, height=3.2, legend_width=1.5):
     return fig, list(axes.flat[:n])
 
 
+def trailing_mean(x, w):
+    """Trailing mean over the last w rounds along the last axis, defined from round 0: the
+    first w - 1 points average the rounds so far (an expanding window), so a curve drawn
+    with it starts at round 0 (metrics.moving_average starts at round w - 1)."""
+    a = np.asarray(x, dtype=float)
+    c = np.cumsum(a, axis=-1)
+    n = a.shape[-1]
+    counts = np.minimum(np.arange(1, n + 1), w)
+    out = c.copy()
+    out[..., w:] = c[..., w:] - c[..., :-w]
+    return out / counts
+
+
 def _seed_note(c):
     return f"seed {c.runs[0].seed}" if len(c.runs) == 1 else f"{len(c.runs)} seeds"
 
@@ -67,16 +80,20 @@ def node_reward(configs, metric, out_dir, prefix=""):
                   f"in every round, unsmoothed, {seeds} (the paper's Figure 1).")
 
 
-def avg_reward(configs, metric, window, requested, out_dir, prefix=""):
-    """Figure 2: agent-averaged reward, moving average, min/max band across agents."""
+def avg_reward(configs, metric, window, requested, out_dir, prefix="", from_zero=False):
+    """Figure 2: agent-averaged reward, moving average, min/max band across agents.
+    from_zero: smooth with trailing_mean (defined from round 0) instead of the moving average
+    that starts at round window - 1."""
+    smooth = trailing_mean if from_zero else moving_average
+    start = 0 if from_zero else window - 1
     fig, axes = _panels(len(configs))
     for ax, c in zip(axes, configs):
         n = min(r.n_rounds for r in c.runs)
         raw = np.mean([r.per_node[metric][:, :n].mean(axis=0) for r in c.runs], axis=0)
         x = c.runs[0].rounds[:n]
-        ma_nodes = np.concatenate([moving_average(r.per_node[metric][:, :n], window) for r in c.runs])
-        ma_mean = moving_average(raw, window)
-        xm = x[window - 1:]
+        ma_nodes = np.concatenate([smooth(r.per_node[metric][:, :n], window) for r in c.runs])
+        ma_mean = smooth(raw, window)
+        xm = x[start:]
         ax.plot(x, raw, color="0.6", lw=0.7, alpha=0.7, label="agent mean, raw")
         if ma_mean.size:
             ax.fill_between(xm, ma_nodes.min(axis=0), ma_nodes.max(axis=0), color="C0", alpha=0.2,
@@ -84,6 +101,8 @@ def avg_reward(configs, metric, window, requested, out_dir, prefix=""):
             ax.plot(xm, ma_mean, color="C0", lw=1.8, label=f"agent mean, MA {window}")
         ax.set_title(f"{c.label}  ({_seed_note(c)})", fontsize=10)
         ax.set_xlabel("round")
+        if from_zero:
+            ax.set_xlim(0, None)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
     fig.suptitle(f"{prefix}Agent-averaged reward, MA {window}, {REWARD_NAMES[metric]}", fontsize=11)
@@ -92,33 +111,73 @@ def avg_reward(configs, metric, window, requested, out_dir, prefix=""):
     shrunk = (f"window {window} rounds (the paper's {requested}, shrunk to fit runs of "
               f"{min(r.n_rounds for c in configs for r in c.runs)} rounds: window = min({requested}, rounds // 5))"
               if window < requested else f"window {window} rounds")
+    starts = ("from round 0: the first rounds average the rounds so far" if from_zero
+              else f"it starts at round {window - 1}")
     seeds = (" Several seeds: the lines are means over seeds and the band spans every agent of every seed."
              if any(len(c.runs) > 1 for c in configs) else "")
     return name, (f"Figure 2 ({REWARD_NAMES[metric]}): reward averaged over agents, grey raw per round, blue a "
-                  f"trailing moving average ({shrunk}; it starts at round {window - 1}); the band spans the "
+                  f"trailing moving average ({shrunk}; {starts}); the band spans the "
                   f"lowest to highest agent's own moving average (the paper's Figure 2).{seeds}")
 
 
-def compare(configs, window, out_dir, prefix=""):
-    """All configurations on one axes: agent-averaged moving average, own and training batch."""
+def compare(configs, window, out_dir, prefix="", from_zero=False):
+    """All configurations on one axes: agent-averaged moving average, own and training batch
+    (from_zero: trailing_mean, drawn from round 0)."""
+    smooth = trailing_mean if from_zero else moving_average
+    start = 0 if from_zero else window - 1
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     for ax, metric in zip(axes, ("reward_own", "reward_train")):
         for i, c in enumerate(configs):
             n = min(r.n_rounds for r in c.runs)
             raw = np.mean([r.per_node[metric][:, :n].mean(axis=0) for r in c.runs], axis=0)
-            ma = moving_average(raw, window)
+            ma = smooth(raw, window)
             if ma.size:
-                ax.plot(c.runs[0].rounds[:n][window - 1:], ma, lw=1.6, color=f"C{i % 10}", label=c.label)
+                ax.plot(c.runs[0].rounds[:n][start:], ma, lw=1.6, color=f"C{i % 10}", label=c.label)
         ax.set_title(REWARD_NAMES[metric], fontsize=10)
         ax.set_xlabel("round")
+        if from_zero:
+            ax.set_xlim(0, None)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"agent-mean reward, MA {window}")
     axes[1].legend(fontsize=8, loc="best", framealpha=0.8)
     if prefix:
         fig.suptitle(f"{prefix}Agent-averaged reward, MA {window}, mean over seeds", fontsize=11)
     name = _save(fig, out_dir, "fig3_compare.png")
-    return name, (f"Figure 3: every configuration's agent-averaged reward (moving average over {window} rounds, mean "
-                  f"over seeds), on own rollouts (left) and on the training batch (right).")
+    starts = ", from round 0 (expanding at the start)" if from_zero else ""
+    return name, (f"Figure 3: every configuration's agent-averaged reward (moving average over {window} rounds{starts}, "
+                  f"mean over seeds), on own rollouts (left) and on the training batch (right).")
+
+
+def node_band(configs, metric, window, out_dir, prefix=""):
+    """Figure 1, readable: one small panel per configuration (its first run), the node-mean
+    reward as a trailing mean from round 0 and the band between the lowest and the highest
+    node's trailing mean, the raw node mean faint behind."""
+    fig, axes = _panels(len(configs), width=3.6, height=2.8)
+    for ax, c in zip(axes, configs):
+        run = c.runs[0]
+        per_node = run.per_node[metric]
+        smoothed = trailing_mean(per_node, window)
+        ax.plot(run.rounds, per_node.mean(axis=0), color="0.7", lw=0.6, label="node mean, raw")
+        ax.fill_between(run.rounds, smoothed.min(axis=0), smoothed.max(axis=0), color="C0", alpha=0.25, lw=0,
+                        label="lowest to highest node")
+        ax.plot(run.rounds, trailing_mean(per_node.mean(axis=0), window), color="C0", lw=1.6,
+                label=f"node mean, trailing {window}")
+        ax.set_title(f"{c.label}  (seed {run.seed})", fontsize=10)
+        ax.set_xlabel("round")
+        ax.set_xlim(0, None)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"reward, {REWARD_NAMES[metric]}")
+    fig.suptitle(f"{prefix}Per-node reward, node mean and node range (trailing mean {window} rounds), "
+                 f"{REWARD_NAMES[metric]}", fontsize=11)
+    suffix = "own" if metric == "reward_own" else "train"
+    name = _save(fig, out_dir, f"fig1_node_band_{suffix}.png", axes[0].get_legend_handles_labels())
+    seeds = "the first seed of each configuration" if any(len(c.runs) > 1 for c in configs) else "one run per configuration"
+    return name, (f"Figure 1 ({REWARD_NAMES[metric]}): one panel per configuration, {seeds}: the mean over nodes of "
+                  f"each node's reward on its "
+                  f"{'own completions' if metric == 'reward_own' else 'training batch (own + external groups)'}, "
+                  f"raw (grey) and as a trailing mean over {window} rounds drawn from round 0 (blue; the first rounds "
+                  f"average the rounds so far); the band spans the lowest to the highest node's trailing mean "
+                  f"(the paper's Figure 1, with the nodes' spread as a band instead of one line per node).")
 
 
 def cumulative(configs, out_dir, prefix=""):

@@ -9,10 +9,12 @@ Usage:
                ARM-SPLIT-sSEED.npz (e.g. paper-4L4E-s1.npz, offpolicy-2L6E-s3.npz); SPLIT is
                ILJE (I local, J external groups): 8L0E, 6L2E, 4L4E, 2L6E and the 4L0E control
 
-Writes OUT_DIR/REPORT.md (provenance, per-split results as mean ± sd over seeds, paired
-changes vs 8/0 and 4/4 vs 4/0 with 95% Student t intervals, the paper's four findings point by
-point per arm, arms compared) and PNGs: OUT_DIR/fig_changes.png and OUT_DIR/ARM/fig*.png (the
-paper's Figures 1 and 2 per arm, own and training-batch reward, pass@1, cumulative).
+Writes OUT_DIR/REPORT.md (provenance, learning from rounds 0-9, oscillation and band against
+white noise, per-split results as mean ± sd over seeds, paired changes vs 8/0 and 4/4 vs 4/0
+with 95% Student t intervals, p-values and Holm's correction within each metric's family, the
+paper's four findings point by point per arm, arms compared) and PNGs: OUT_DIR/fig_changes.png
+and OUT_DIR/ARM/fig*.png (the paper's Figures 1 and 2 per arm, own and training-batch reward,
+pass@1, cumulative; every curve from round 0).
 
 Missing, incomplete and substituted runs are warnings in the report, never a crash: a J = 0
 split (8L0E, 4L0E) trains nothing external, so it is the same run in every arm; when
@@ -35,7 +37,8 @@ from . import figures
 from .errors import AnalysisError
 from .grouping import node_split
 from .metrics import PAPER_WINDOW, config_metrics, eval_curve, run_metrics, window_for
-from .paired import NOT_SIGNIFICANT, SIGNIFICANT, direction, mean_sd, paired, t975, trend
+from .noise import SHUFFLES, white_noise
+from .paired import NOT_SIGNIFICANT, SIGNIFICANT, direction, holm, mde, mean_sd, p_value, paired, t975, trend
 from .paper import PAPER_CHANGES, PAPER_TOTALS
 from .report import fmt, table
 from .runs import load_summary, nanmean_rows
@@ -58,7 +61,11 @@ METRICS = {  # key: (label, digits)
     "pass_lastk": ("fixed-set pass@1, mean of the last K evaluations", 3),
     "per_1k": ("cumulative own reward per 1,000 completions generated", 4),
 }
-CHANGE_METRICS = ("own", "train", "pass_last", "pass_lastk", "per_1k")
+# the paired tests; per_1k is described, never tested: it is 125 x mean own reward per completion / I,
+# so its change against 8/0 is the factor 8 / I by construction
+CHANGE_METRICS = ("own", "train", "pass_last", "pass_lastk")
+ARMS_METRICS = ("own", "train", "pass_lastk")  # the metrics of "Arms compared"
+START_ROUNDS, END_ROUNDS = 10, 50  # learning: own reward over rounds 0-9 against the last 50 rounds
 REWARD_KEYS = {"own": "reward_own", "train": "reward_train"}
 
 
@@ -103,13 +110,56 @@ def rel_text(p):
     return out
 
 
+def p_text(x):
+    return "–" if x is None or not np.isfinite(x) else (f"{x:.3f}" if x >= 0.001 else "<0.001")
+
+
+SIGNIFICANT_HOLM = "significant after Holm"
+NOT_SIGNIFICANT_HOLM = "not significant after Holm"
+UNCORRECTED = "uncorrected"
+
+
+def pct_of_reference(x, base):
+    if not (np.isfinite(x) and np.isfinite(base) and abs(base) > 0):
+        return "–"
+    return f"{100 * x / abs(base):.1f}% of the reference"
+
+
+def verdict_text(p, digits):
+    """The verdict of one comparison: Holm's within its family (with the minimum detectable
+    effect for a null), else the single 95% CI's, labelled uncorrected."""
+    if "family" not in p or p["n"] < 2 or not np.isfinite(p.get("holm_p", float("nan"))):
+        if p["verdict"] in (SIGNIFICANT, NOT_SIGNIFICANT):
+            return f"{p['verdict']}, {UNCORRECTED}"
+        return p["verdict"]
+    if p["rejected"]:
+        return SIGNIFICANT_HOLM
+    return f"{NOT_SIGNIFICANT_HOLM} (MDE {fmt(p['mde'], digits)}, {pct_of_reference(p['mde'], p['base'])})"
+
+
+def verdict_cell(p, digits):
+    text = verdict_text(p, digits)
+    return f"**{text}**" if text.startswith("significant") else text
+
+
+def decision(p):
+    """+1 / -1 when the comparison is significant (after Holm within a family, else its 95% CI
+    excludes 0), 0 otherwise."""
+    if "family" in p and np.isfinite(p.get("holm_p", float("nan"))):
+        return 0 if not p["rejected"] else (1 if p["mean"] > 0 else -1)
+    return direction(p)
+
+
 def short(p, digits):
-    """One comparison in a sentence: difference, CI, relative change, verdict."""
+    """One comparison in a sentence: difference, CI, relative change, p-values, verdict."""
     if p["n"] == 0:
         return "no paired seeds"
     ci = f", 95% CI {ci_text(p, digits)}" if np.isfinite(p["half"]) else ""
     rel = f", {signed(100 * p['rel'], 1)}%" if np.isfinite(p["rel"]) else ""
-    return f"{signed(p['mean'], digits)}{ci}{rel} (n = {p['n']}; {p['verdict']})"
+    ps = ""
+    if "family" in p and np.isfinite(p.get("holm_p", float("nan"))):
+        ps = f"p = {p_text(p['p'])}, Holm p = {p_text(p['holm_p'])}; "
+    return f"{signed(p['mean'], digits)}{ci}{rel} (n = {p['n']}; {ps}{verdict_text(p, digits)})"
 
 
 def sha256(path):
@@ -259,6 +309,14 @@ def choose_rounds(entries, rounds=None):
     return min(r for r, c in counts.items() if c == best)
 
 
+def learning_rounds(rounds):
+    """(first, last): own reward over rounds 0..first-1 against the last `last` rounds: 10 and
+    50, shrunk to rounds // 5 and rounds // 2 (at least 1) for runs shorter than 60 rounds."""
+    if rounds >= START_ROUNDS + END_ROUNDS:
+        return START_ROUNDS, END_ROUNDS
+    return max(1, rounds // 5), max(1, rounds // 2)
+
+
 def completions_generated(run, rounds):
     """sum over nodes of I_k x L_k, times rounds: the completions the swarm sampled (evaluation
     answers not counted). L defaults to 8 when the config does not name grpo.completions."""
@@ -293,6 +351,13 @@ def compute(entry, rounds, window, last_k):
     v["completions"] = completions_generated(cut, rounds)
     v["mean_own"] = v["own"] / (cut.n_nodes * rounds)
     v["per_1k"] = 1000 * v["own"] / v["completions"] if v["completions"] else float("nan")
+    first, last = learning_rounds(rounds)
+    mean_own = cut.per_node["reward_own"].mean(axis=0)
+    v["own_start"], v["own_end"] = float(mean_own[:first].mean()), float(mean_own[-last:].mean())
+    v["learn"] = v["own_end"] - v["own_start"]
+    # white noise of I x L samples a round (I x L averaged over nodes; equal in these splits)
+    v["samples"] = completions_generated(cut, 1) / cut.n_nodes
+    v["noise"] = white_noise(cut.per_node["reward_own"], window, v["samples"])
     for key, metric in REWARD_KEYS.items():
         for f in ("oscillation", "peak_ma", "final_ma", "band_width", "roughness"):
             v[f"{f}_{key}"] = rm[metric][f]
@@ -321,6 +386,7 @@ class Study:
                 self.notes.append(f"{e.file} and {other.file} differ (cumulative own reward {fmt(e.values['own'])} vs "
                                   f"{fmt(other.values['own'])}) although a J = 0 run should be the same in both arms; "
                                   f"each arm uses its own file")
+        self.make_families()
 
     def used(self, arm, split):
         """The entries of one arm and split whose numbers are in the statistics, by seed."""
@@ -334,8 +400,44 @@ class Study:
     def values(self, arm, split, key):
         return {s: e.values[key] for s, e in self.used(arm, split).items()}
 
+    def pair(self, arm_a, split_a, arm_b, split_b, key):
+        """A - B paired by seed, with its p-value and minimum detectable effect; a comparison
+        of a family also carries its family's name, Holm-adjusted p and rejection."""
+        found = self.tested.get((arm_a, split_a, arm_b, split_b, key))
+        if found is not None:
+            return found
+        p = paired(self.values(arm_a, split_a, key), self.values(arm_b, split_b, key))
+        p["p"] = p_value(p)
+        p["mde"] = mde(p["sd"], p["n"])
+        return p
+
     def compare(self, arm, a, b, key):
-        return paired(self.values(arm, a, key), self.values(arm, b, key))
+        return self.pair(arm, a, arm, b, key)
+
+    def family_members(self, key):
+        """[(name, (arm A, split A, arm B, split B))] of one metric's family: the paired changes
+        of every arm (COMPARISONS), then, for the metrics of "Arms compared", each arm against the
+        first on every split with J > 0."""
+        out = [(f"{arm}: {split_label(a)} vs {split_label(b)}", (arm, a, arm, b))
+               for arm in self.arms for a, b in COMPARISONS]
+        if key in ARMS_METRICS:
+            out += [(f"{other} vs {self.arms[0]}: {split_label(s)}", (other, s, self.arms[0], s))
+                    for other in self.arms[1:] for s in self.splits if split_external(s) != 0]
+        return out
+
+    def make_families(self):
+        """Holm's correction within each metric of CHANGE_METRICS (own: the primary family)."""
+        self.tested, self.families = {}, {}
+        for key in CHANGE_METRICS:
+            members = self.family_members(key)
+            ps = {name: self.pair(*cell, key) for name, cell in members}
+            adjusted = holm({name: p["p"] for name, p in ps.items()})
+            for name, cell in members:
+                p = ps[name]
+                p["family"] = key
+                p["holm_p"], p["rejected"] = adjusted.get(name, (float("nan"), False))
+                self.tested[cell + (key,)] = p
+            self.families[key] = [(name, ps[name]) for name, _ in members]
 
     def arm_has_runs(self, arm):
         return any(self.used(arm, s) for s in self.splits)
@@ -428,13 +530,20 @@ def section_definitions(study):
         "behind +94%; it counts rewards the node did not earn (external groups are pre-filtered, zero_adv).\n"
         "- **Fixed-set pass@1**: eval_pass1, the node's mean verifier score on held-out questions on evaluation "
         "rounds (NaN otherwise); \"last\" is the mean over nodes at the last evaluation within the compared rounds, "
-        f"\"last K\" the mean of the node-means over the last K = {study.last_k} evaluations.\n"
+        f"\"last K\" the mean of the node-means over the last K = {study.last_k} evaluations. *Caveat: the "
+        "\"held-out\" set overlaps training.* At the tiny preset the task generators have few distinct questions "
+        "(base_conversion about 90), so the fixed evaluation set and the questions the nodes train on share many "
+        "questions; these runs predate `tasks.exclude_eval` (which drops evaluation questions from training), so "
+        "the overlap was not measured. Fixed-set pass@1 is therefore partly a score on trained questions, not a "
+        "clean measure of generalisation.\n"
         "- **Completions generated** = rounds x sum over nodes of I x L (L = grpo.completions; evaluation answers "
         "not counted). 4/4 generates half of 8/0's completions, 2/6 a quarter; 4/0 as many as 4/4.\n"
         "- **Mean own reward per completion** = cumulative own reward / (nodes x rounds): every node-round mean is "
         "over I x L completions, so this is the average reward of one generated completion (quality). **Cumulative "
         "own reward per 1,000 completions** = 1000 x cumulative own reward / completions generated: the paper's "
-        "total per unit of generation cost (efficiency; with equal quality, 4/4 scores 2x 8/0 here).\n"
+        "total per unit of generation cost (efficiency; with equal quality, 4/4 scores 2x 8/0 here). It is "
+        "described, never tested: it equals 125 x mean own reward per completion / I, so against 8/0 it scales as "
+        "8/I by construction, and a test of it would only restate the split.\n"
         f"- **Oscillation** (analysis.metrics): std of the moving average (window {study.window}) of the "
         "agent-averaged reward around its least-squares line; **peak** and **final** are the highest and last "
         "moving-average values; **band** is the mean over rounds of max - min across agents of their moving "
@@ -443,8 +552,121 @@ def section_definitions(study):
         "d_s = A_s - B_s over the seeds both have (same seed = same warm-up and question streams); mean, 95% CI "
         f"mean ± t(0.975, n-1) x sd / sqrt(n) (Student t; n = 3: t = {t975(2):.3f}); relative change = mean "
         "difference / B's mean over the same seeds (CI divided likewise, B's mean held fixed). "
-        f"\"{SIGNIFICANT}\" = the CI excludes 0; \"{NOT_SIGNIFICANT}\" = it contains 0.",
+        f"\"{SIGNIFICANT}\" = the CI excludes 0; \"{NOT_SIGNIFICANT}\" = it contains 0.\n"
+        "- **p, Holm p, MDE**: p is the two-sided paired t test's (n - 1 degrees of freedom); Holm p is Holm's "
+        "step-down adjustment within the comparison's family (familywise error 5%); \"significant after Holm\" = "
+        "Holm p <= 0.05. A null gives its minimum detectable effect, (t(0.975, n-1) + t(0.8, n-1)) x sd / sqrt(n) "
+        "(two-sided 5%, 80% power, at the unadjusted 5%: Holm's stricter thresholds need larger effects), and that "
+        "MDE as a share of the reference's mean.\n"
+        f"- **The primary family** ({len(study.families['own'])} comparisons, Holm-corrected together) is every "
+        "paired change of cumulative own reward in this report: "
+        + "; ".join(name for name, _ in study.families["own"]) + ". "
+        "**Secondary families**, each Holm-corrected on its own over the same comparisons of its metric: cumulative "
+        f"training-batch reward ({len(study.families['train'])}), pass@1 at the last evaluation "
+        f"({len(study.families['pass_last'])}: no arms comparison), pass@1 of the last {study.last_k} evaluations "
+        f"({len(study.families['pass_lastk'])}). Everything else (finding (2)'s 4/4 vs 6/2 and vs 2/6, the trends "
+        "and the oscillation, band and decline comparisons of findings (3) and (4), the learning intervals) is a "
+        f"single 95% CI, labelled \"{UNCORRECTED}\".",
     ])
+
+
+def arm_split_runs(study):
+    """(arm, split, {seed: Entry}) of every arm and split with used runs, in report order."""
+    for arm in study.arms:
+        for split in study.splits:
+            used = study.used(arm, split)
+            if used:
+                yield arm, split, used
+
+
+def section_learning(study):
+    """Own reward at the start (rounds 0-9: the warm-up's policy) against the last 50 rounds."""
+    first, last = learning_rounds(study.rounds)
+    shrunk = ("" if (first, last) == (START_ROUNDS, END_ROUNDS) else
+              f" (rounds 0-{START_ROUNDS - 1} and the last {END_ROUNDS}, shrunk to rounds // 5 and rounds // 2 "
+              f"for runs of {study.rounds} rounds)")
+    rows = []
+    for arm, split, used in arm_split_runs(study):
+        start = mean_sd(study.values(arm, split, "own_start").values())
+        end = mean_sd(study.values(arm, split, "own_end").values())
+        p = paired(study.values(arm, split, "own_end"), study.values(arm, split, "own_start"))
+        rows.append([arm, split_label(split), len(used), pm(start[0], start[1], 4), pm(end[0], end[1], 4),
+                     pm(p["mean"], p["sd"], 4), ci_text(p, 4), verdict_text(p, 4)])
+    return "\n\n".join([
+        "## Learning from the start: own reward over rounds 0-%d against the last %d rounds" % (first - 1, last),
+        f"Own reward is the node-mean per-round reward on the node's own completions. Learning is measured from the "
+        f"start, rounds 0-{first - 1} (the warm-up's policy), not from the dip after the learning-rate warm-up (a "
+        f"first-50-rounds mean would include it and overstate the gain): own reward over the last {last} rounds "
+        f"minus rounds 0-{first - 1}{shrunk}. Mean ± sd over seeds; the CI is the 95% Student t interval over seeds "
+        f"of the per-seed difference (paired by run), {UNCORRECTED}.",
+        table(["arm", "split", "seeds", f"own rounds 0-{first - 1}", f"own last {last}", "difference",
+               "95% CI of the difference", "verdict"], rows, ["l", "l", "r", "r", "r", "r", "r", "l"])])
+
+
+def noise_vs_observed(study, arm, split, field):
+    """Observed minus white-noise-expected oscillation or band (field 'osc' / 'band') paired by
+    seed: the comparison that says whether the shape exceeds what I x L samples a round give."""
+    obs = {s: e.values["noise"][field] for s, e in study.used(arm, split).items()}
+    null = {s: e.values["noise"][field + "_null"] for s, e in study.used(arm, split).items()}
+    return paired(obs, null)
+
+
+def noise_ratio(study, arm, split, field):
+    ratios = [e.values["noise"][field] / e.values["noise"][field + "_null"]
+              for e in study.used(arm, split).values() if e.values["noise"][field + "_null"] > 1e-12]
+    return mean_sd(ratios)
+
+
+def noise_word(p):
+    d = direction(p)
+    return "exceeds" if d > 0 else "below" if d < 0 else "within"
+
+
+def section_noise(study):
+    rows = []
+    for arm, split, used in arm_split_runs(study):
+        n = [e.values["noise"] for e in used.values()]
+        row = [arm, split_label(split), len(used), fmt(np.mean([e.values["samples"] for e in used.values()]), 0)]
+        for field in ("osc", "band"):
+            ratio = noise_ratio(study, arm, split, field)
+            p = noise_vs_observed(study, arm, split, field)
+            row += [fmt(np.mean([x[field] for x in n]), 4), fmt(np.mean([x[field + "_null"] for x in n]), 4),
+                    pm(ratio[0], ratio[1], 2), ci_text(p, 4), noise_word(p)]
+        row += [fmt(np.mean([x["resid_sd"] for x in n]), 4), fmt(np.mean([x["binom_sd"] for x in n]), 4)]
+        rows.append(row)
+    return "\n\n".join([
+        "## Oscillation and band width against white noise",
+        f"Own reward, moving average of {study.window} rounds (the oscillation and band of findings (3) and (4)). A "
+        f"node's own reward in a round is a mean over its I x L completions (I local groups x grpo.completions), so "
+        f"a policy that never changed would still swing, more so the fewer own completions a split samples (64 a "
+        f"round at 8/0, 16 at 2/6). The white-noise expectation (analysis.noise) shuffles each node's residuals "
+        f"around its own straight line in time ({SHUFFLES} shuffles) and recomputes oscillation and band: sampling "
+        f"noise of its own size and nothing slower. Observed and expected are means over seeds; the ratio is "
+        f"observed / expected, mean ± sd over seeds; the CI is the 95% Student t interval over seeds of observed - "
+        f"expected ({UNCORRECTED}): above 0, the shape exceeds the white-noise expectation. The residual sd is set "
+        f"beside the binomial sqrt(p (1 - p) / (I x L)) of I x L independent completions.",
+        table(["arm", "split", "seeds", "I x L", "oscillation", "white noise", "ratio", "95% CI obs. - noise",
+               "oscillation vs noise", "band", "white noise", "ratio", "95% CI obs. - noise", "band vs noise",
+               "residual sd", "binomial sd"], rows)])
+
+
+def noise_sentence(study, arm, field, name):
+    """Finding (3) / (4): whether the own-reward oscillation or band exceeds white noise, per split."""
+    splits = [s for s in PAPER_FOUR if study.used(arm, s)]
+    if not splits:
+        return ""
+    words = {s: noise_word(noise_vs_observed(study, arm, s, field)) for s in splits}
+    parts = [f"{split_label(s)} {fmt(noise_ratio(study, arm, s, field)[0], 2)}x ({words[s]})" for s in splits]
+    above = [split_label(s) for s in splits if words[s] == "exceeds"]
+    rest = [split_label(s) for s in splits if words[s] != "exceeds"]
+    if not above:
+        summary = (f"in no split does the {name} exceed the white-noise expectation: it is what I x L samples a "
+                   f"round give by themselves")
+    else:
+        summary = f"the {name} exceeds the white-noise expectation in {', '.join(above)}" + (
+            f"; in {', '.join(rest)} it does not (what I x L samples a round give by themselves)" if rest else "")
+    return (f" Against white noise (observed / expected {name} of own reward, 95% CI of the difference over seeds, "
+            f"uncorrected; the section of that name): " + "; ".join(parts) + f". So {summary}.")
 
 
 def section_results(study, arm):
@@ -480,7 +702,10 @@ def section_results(study, arm):
 def section_changes(study, arm):
     lines = [f"### Paired changes vs 8/0, and 4/4 vs 4/0 ({arm})",
              "Per-seed differences A - B (seed order as listed), mean, 95% Student t CI, relative change with its "
-             "CI, and whether the change is significant at 95%. A null result is shown as such."]
+             "CI, the paired t test's two-sided p and its Holm-adjusted p within the metric's family (see "
+             "Definitions: cumulative own reward is the primary family), and the verdict after Holm; a null gives "
+             "its minimum detectable effect (MDE: two-sided 5%, 80% power). Cumulative own reward per 1,000 "
+             "completions is not tested (see Definitions)."]
     for key in CHANGE_METRICS:
         label, digits = METRICS[key]
         if key == "pass_lastk":
@@ -489,12 +714,12 @@ def section_changes(study, arm):
         for a, b in COMPARISONS:
             p = study.compare(arm, a, b, key)
             diffs = ", ".join(f"s{s}: {signed(d, digits)}" for s, d in zip(p["seeds"], p["diffs"])) or "–"
-            verdict = f"**{p['verdict']}**" if p["verdict"] == SIGNIFICANT else p["verdict"]
             rows.append([f"{split_label(a)} vs {split_label(b)}", p["n"], diffs, signed(p["mean"], digits),
-                         ci_text(p, digits), rel_text(p), verdict])
+                         ci_text(p, digits), rel_text(p), p_text(p["p"]), p_text(p.get("holm_p")),
+                         verdict_cell(p, digits)])
         lines.append(f"#### {label}\n\n" + table(["comparison", "n", "per-seed differences", "mean difference",
-                                                 "95% CI", "relative change [95% CI]", "verdict"], rows,
-                                                ["l", "r", "l", "r", "r", "r", "l"]))
+                                                 "95% CI", "relative change [95% CI]", "p", "Holm p", "verdict"],
+                                                rows, ["l", "r", "l", "r", "r", "r", "r", "r", "l"]))
     paper = ", ".join(f"{split_label(s)} {PAPER_CHANGES[split_label(s)]}" for s in SHARING)
     lines.append(f"The paper's changes vs 8/0 (its total reward, {PAPER_TOTALS['8/0']} for 8/0): {paper}; it has no "
                  f"4/0 control.")
@@ -503,15 +728,15 @@ def section_changes(study, arm):
 
 def _holds(ps):
     """Summary of a list of comparisons expected to be positive: supported / partly / contradicted."""
-    dirs = [direction(p) for p in ps]
+    dirs = [decision(p) for p in ps]
     if all(p["n"] == 0 for p in ps):
         return "cannot be tested (no paired seeds)"
     if any(d < 0 for d in dirs):
         return "**contradicted** (significantly in the opposite direction for at least one comparison)"
     if all(d > 0 for d in dirs):
-        return "**supported** (every comparison significant at 95%)"
+        return "**supported** (every comparison significant)"
     if all(np.isfinite(p["mean"]) and p["mean"] > 0 for p in ps):
-        return "**not shown**: the point estimates go the paper's way, but not every comparison is significant at 95%"
+        return "**not shown**: the point estimates go the paper's way, but not every comparison is significant"
     return "**not supported**: not every point estimate is above 0 (none is significantly below)"
 
 
@@ -531,7 +756,7 @@ def finding2(study, arm, key):
     ps = [(s, study.compare(arm, BEST, s, key)) for s in PAPER_FOUR if s != BEST and s in have]
     parts = "; ".join(f"4/4 vs {split_label(s)} {short(p, METRICS[key][1])}" for s, p in ps)
     if top != BEST:
-        beaten = [s for s, p in ps if direction(p) < 0]
+        beaten = [s for s, p in ps if decision(p) < 0]
         head = (f"**{'contradicted' if beaten else 'not supported'}**: {split_label(top)} accumulates most"
                 + (", significantly more than 4/4" if top in beaten else ""))
     else:
@@ -553,21 +778,23 @@ def finding3(study, arm, key):
         ci = f", 95% CI [{signed(tr['lo'], 5)}, {signed(tr['hi'], 5)}]" if np.isfinite(tr["half"]) else ""
         p = paired(vals[6], vals[2])
         out.append(f"{name}: {means}; slope per external group {signed(tr['mean'], 5)}{ci} (n = {tr['n']}; "
-                   f"{tr['verdict']}); 2/6 vs 6/2 {short(p, 4)}")
+                   f"{verdict_text(tr, 5)}); 2/6 vs 6/2 {short(p, 4)}")
         verdicts.append(tr)
     dirs = [direction(t) for t in verdicts]
     if all(t["n"] == 0 for t in verdicts):
         head = "cannot be tested (no seed has all four splits)"
     elif all(d > 0 for d in dirs):
-        head = "**supported**: both peak and oscillation rise significantly with J"
+        head = "**supported**: both peak and oscillation rise significantly with J (95% CIs, uncorrected)"
     elif any(d < 0 for d in dirs):
         head = "**contradicted** for " + " and ".join(n for n, d in zip(("peak", "oscillation"), dirs) if d < 0) + \
-               " (significantly falls with J)"
+               " (significantly falls with J; 95% CIs, uncorrected)"
     elif dirs[0] > 0 or dirs[1] > 0:
-        head = "**partly supported**: only " + ("peak" if dirs[0] > 0 else "oscillation") + " rises significantly with J"
+        head = ("**partly supported**: only " + ("peak" if dirs[0] > 0 else "oscillation")
+                + " rises significantly with J (95% CIs, uncorrected)")
     else:
         head = "**not shown**: neither trend is significant at 95%"
-    return f"{head}. " + ". ".join(out) + "."
+    noise = noise_sentence(study, arm, "osc", "oscillation") if key == PRIMARY else ""
+    return f"{head}. " + ". ".join(out) + "." + noise
 
 
 def finding4(study, arm, key):
@@ -592,13 +819,18 @@ def finding4(study, arm, key):
             + ", ".join(f"{split_label(s)} {fmt(have[s], 4)}" for s in PAPER_FOUR if s in have) + ". "
             + "Each sharing split vs 8/0: " + "; ".join(f"{split_label(s)} {short(p, 4)}" for s, p in vs_base) + ". "
             f"Agents drifting apart (band, 2/6 vs 8/0): {short(band, 4)}. Decline from peak to final MA "
-            f"(2/6 vs 4/4): {short(drop, 4)}.")
+            f"(2/6 vs 4/4): {short(drop, 4)}."
+            + (noise_sentence(study, arm, "osc", "oscillation") + noise_sentence(study, arm, "band", "band")
+               if key == PRIMARY else ""))
 
 
 def section_findings(study, arm):
     lines = [f"### The paper's four findings ({arm})",
              "Each stated from our numbers: first on own rollouts (PRIMARY), then on the training batch (genrl's "
-             "logged metric, the paper's likely +94% measure). Paired by seed, 95% Student t CIs."]
+             "logged metric, the paper's likely +94% measure). Paired by seed, 95% Student t CIs. The changes vs "
+             "8/0 and 4/4 vs 4/0 carry their family's Holm verdict (see Definitions); the other comparisons and the "
+             "trends are single 95% CIs, labelled uncorrected. On own rollouts, findings (3) and (4) also say "
+             "whether the oscillation and band exceed the white-noise expectation (the section of that name)."]
     items = [
         ("(1) Every sharing configuration beats the 8/0 baseline (cumulative reward).", finding1),
         ("(2) 4/4 accumulates the most reward.", finding2),
@@ -619,22 +851,23 @@ def section_arms(study):
     ref = study.arms[0]
     lines = ["## Arms compared",
              f"Each arm minus {ref}, split by split, paired by seed (same warm-up and questions). J = 0 splits are "
-             f"the same runs in every arm and are left out."]
+             f"the same runs in every arm and are left out. These comparisons belong to their metric's family "
+             f"(cumulative own reward: the primary family) and carry its Holm-adjusted p."]
     for other in study.arms[1:]:
         rows = []
         for split in study.splits:
             if split_external(split) == 0:
                 continue
-            for key in ("own", "train", "pass_lastk"):
+            for key in ARMS_METRICS:
                 digits = METRICS[key][1]
-                p = paired(study.values(other, split, key), study.values(ref, split, key))
-                verdict = f"**{p['verdict']}**" if p["verdict"] == SIGNIFICANT else p["verdict"]
+                p = study.pair(other, split, ref, split, key)
                 rows.append([split_label(split), {"own": "cum. own (PRIMARY)", "train": "cum. training batch",
                                                   "pass_lastk": f"pass@1 last {study.last_k}"}[key], p["n"],
-                             signed(p["mean"], digits), ci_text(p, digits), rel_text(p), verdict])
+                             signed(p["mean"], digits), ci_text(p, digits), rel_text(p), p_text(p["p"]),
+                             p_text(p.get("holm_p")), verdict_cell(p, digits)])
         lines.append(f"### {other} vs {ref}\n\n" + table(["split", "metric", "n", "mean difference", "95% CI",
-                                                          "relative change [95% CI]", "verdict"], rows,
-                                                         ["l", "l", "r", "r", "r", "r", "l"]))
+                                                          "relative change [95% CI]", "p", "Holm p", "verdict"], rows,
+                                                         ["l", "l", "r", "r", "r", "r", "r", "r", "l"]))
     return "\n\n".join(lines)
 
 
@@ -693,14 +926,14 @@ def arm_figures(study, arm, out_dir, fig_seed):
     for g in groups:
         seed = fig_seed if fig_seed in study.used(arm, g.split) else sorted(study.used(arm, g.split))[0]
         one.append(SplitRuns(g.split, [study.used(arm, g.split)[seed].cut]))
-    figs = [figures.node_reward(one, m, sub, prefix) for m in ("reward_own", "reward_train")]
-    figs += [figures.avg_reward(groups, m, study.window, study.requested_window, sub, prefix)
+    figs = [figures.node_band(one, m, max(1, study.window // 4), sub, prefix) for m in ("reward_own", "reward_train")]
+    figs += [figures.avg_reward(groups, m, study.window, study.requested_window, sub, prefix, from_zero=True)
              for m in ("reward_own", "reward_train")]
     cms = [config_metrics(g, study.window) for g in groups]
     ev = figures.eval_pass1(groups, cms, sub, prefix)
     if ev:
         figs.append(ev)
-    figs.append(figures.compare(groups, study.window, sub, prefix))
+    figs.append(figures.compare(groups, study.window, sub, prefix, from_zero=True))
     figs.append(figures.cumulative(groups, sub, prefix))
     return [(f"{arm}/{name}", caption) for name, caption in figs]
 
@@ -730,7 +963,8 @@ def build(summary_dir, out_dir, commands=None, commit=None, machine=None, arms=N
     study = Study(summary_dir, arms, seeds, rounds, window, last_k)
     os.makedirs(out_dir, exist_ok=True)
     parts = ["# Mini-paper: sharing rollouts in a SAPO swarm, two arms (paper, off-policy correction)",
-             section_provenance(study, commands, commit, machine, list(argv)), section_definitions(study)]
+             section_provenance(study, commands, commit, machine, list(argv)), section_definitions(study),
+             section_learning(study), section_noise(study)]
     ch = changes_figure(study, out_dir)
     for arm in study.arms:
         if not study.arm_has_runs(arm):
@@ -748,7 +982,9 @@ def build(summary_dir, out_dir, commands=None, commit=None, machine=None, arms=N
     if arms_part:
         parts.append(arms_part)
     if ch:
-        parts.append("## Paired changes at a glance\n\n" + fig_md(ch))
+        name, caption = ch
+        parts.append("## Paired changes at a glance\n\n" + fig_md((name, caption + " The bars are single 95% CIs, "
+                                                                      "uncorrected; the tables give the Holm verdicts.")))
     parts.append(section_eval_tasks(study))
     path = os.path.join(out_dir, "REPORT.md")
     with open(path, "w", encoding="utf-8") as f:

@@ -10,7 +10,8 @@ streams, so their difference is taken seed by seed:
   by the same number (the baseline mean is held fixed: an approximation for a ratio)
 
 "significant at 95%" means the CI excludes 0; "not significant at 95%" that it contains 0;
-with one paired seed there is no CI ("untestable"). No scipy: t quantiles come from a table
+with one paired seed there is no CI ("untestable"). Below: two-sided p-values of the paired t
+test (the incomplete beta function, no scipy), Holm's correction and minimum detectable effects. No scipy: t quantiles come from a table
 (df 1..30, scipy's values to 6 decimals) and a Cornish-Fisher expansion above 30 (error
 below 3e-8 there)."""
 import math
@@ -129,3 +130,89 @@ def trend(values, xs):
     lo, hi = mean - half, mean + half
     return dict(seeds=seeds, slopes=slopes, n=len(seeds), mean=mean, sd=sd, half=half, t=t, lo=lo, hi=hi,
                 verdict=verdict(lo, hi, len(seeds)))
+
+
+# ---- p-values, Holm, detectable effects ---------------------------------------------------
+
+def _betacf(a, b, x):
+    """Continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b) for a, b > 0 and 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf2(t, df):
+    """Two-sided tail P(|T| >= |t|) of Student t with df degrees of freedom."""
+    if not np.isfinite(t):
+        return 0.0 if np.isinf(t) else float("nan")
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_quantile(q, df):
+    """t(q, df) for 0.5 <= q < 1, by bisection on t_sf2 (used for power, not for the CIs)."""
+    target = 2.0 * (1.0 - q)
+    lo, hi = 0.0, 1e6
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_sf2(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def p_value(p):
+    """Two-sided paired t-test p-value of a paired() result (NaN below two seeds; 1 when every
+    difference is 0; 0 when the differences are equal and non-zero)."""
+    n = p["n"]
+    if n < 2 or not np.isfinite(p["mean"]):
+        return float("nan")
+    if p["mean"] == 0.0:
+        return 1.0
+    if not p["sd"] > 0:
+        return 0.0
+    return t_sf2(p["mean"] / (p["sd"] / math.sqrt(n)), n - 1)
+
+
+def holm(pvalues, alpha=0.05):
+    """Holm's step-down correction. pvalues: {name: p} (NaN ones are left out). Returns
+    {name: (adjusted p, rejected at alpha)}; adjusted p = max over the ranks up to this one of
+    (m - rank) x p, capped at 1."""
+    items = sorted(((p, k) for k, p in pvalues.items() if np.isfinite(p)))
+    m, out, running = len(items), {}, 0.0
+    for rank, (p, k) in enumerate(items):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[k] = (running, running <= alpha)
+    return out
+
+
+def mde(sd, n, alpha=0.05, power=0.8):
+    """Minimum detectable effect of a two-sided paired t-test with n pairs whose differences
+    have standard deviation sd: (t(1 - alpha/2, n-1) + t(power, n-1)) x sd / sqrt(n), the
+    usual approximation (the noncentral t would give slightly more). NaN below two pairs."""
+    if n < 2 or not np.isfinite(sd):
+        return float("nan")
+    return (t_quantile(1 - alpha / 2, n - 1) + t_quantile(power, n - 1)) * sd / math.sqrt(n)

@@ -14,6 +14,7 @@
 # usage: experiments/paper-regime/run.sh [SAPO_BINARY]     (from the repository root)
 #   SEEDS="1 2 3 4"   the reported seeds (seed 0 is calibration's, never reported)
 #   ROUNDS=N          swarm.rounds (default: base.ini's 1000)
+#   MACHINE=TEXT      the machine line of REPORT.md (the report is regenerated at the end)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SAPO=${1:-build/sapo}
@@ -54,3 +55,7 @@ for seed in $SEEDS; do
   run frozen 8L0E "$seed" grpo.frozen=true
   run frozen 4L4E "$seed" grpo.frozen=true
 done
+
+# the report, from every summary there is so far (missing runs are listed as warnings in it)
+"$PY" -m analysis.paper_regime "$OUT/summaries" -o "$OUT" --costs "$OUT/costs.csv" \
+  --machine "${MACHINE:-2 cores, AMD EPYC (Zen 3), 24 GiB, Debian 12 (OpenBLAS kernel Zen)}"

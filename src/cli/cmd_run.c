@@ -1,7 +1,9 @@
 /* `sapo run`: the swarm. Under `mpirun -np N`, every rank is one node running SAPO rounds
  * (src/swarm/node.c); rank 0 prints progress and the summary. The run directory holds the
- * swarm size (NODES), the resolved config, one HDF5 log per node, run.h5 linking them,
- * run.log, summary.json and a DONE marker written last; every marker is written atomically.
+ * swarm size (NODES), the resolved config, each node's model.init kept with its digest (init/,
+ * so a resume never needs the original; swarm/init_record.h), one HDF5 log per node, run.h5
+ * linking them, run.log, summary.json and a DONE marker written last; every marker is written
+ * atomically.
  *
  * Failures never end in MPI_Abort: a check before any work (config, model.init, a resume
  * this launch cannot do) stops every rank with one line from rank 0 and exit 2, before
@@ -27,11 +29,13 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/mem_usage.h"
 #include "core/stage.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
 #include "io/run_dir.h"
 #include "swarm/budget_check.h"
+#include "swarm/init_record.h"
 #include "swarm/node.h"
 #include "swarm/node_checkpoint.h"
 #include "swarm/node_config.h"
@@ -41,7 +45,9 @@
 static const CliOption OPTIONS[] = {
     {"out", "RUN_DIR", "run directory (default run.out, else results/runs/NAME-DATE-TIME)"},
     {"resume", "RUN_DIR", "continue a killed or requeued run from its last checkpoint\n"
-                          "(run.checkpoint_every), with the config it was started with"},
+                          "(run.checkpoint_every), with the config it was started with; its\n"
+                          "model.init files are read from RUN_DIR/init/ or, checked against\n"
+                          "their recorded digest, from model.init=PATH given with it"},
     {"quiet", NULL, "no progress lines (the summary is still printed)"},
     {NULL, NULL, NULL},
 };
@@ -50,7 +56,7 @@ enum { OPT_OUT, OPT_RESUME, OPT_QUIET };
 static void usage(FILE* out) {
     fprintf(out,
             "usage: mpirun -np N sapo run CONFIG.ini [section.key=value ...] [--out RUN_DIR] [--quiet]\n"
-            "       mpirun -np N sapo run --resume RUN_DIR [--quiet]\n"
+            "       mpirun -np N sapo run --resume RUN_DIR [model.init=PATH | node.K.model.init=PATH ...] [--quiet]\n"
             "Runs a SAPO swarm: each MPI rank is one node (docs/SWARM.md; keys: docs/CONFIG.md, `sapo info`).\n");
     cli_print_options(out, OPTIONS);
     fprintf(out,
@@ -113,7 +119,7 @@ static int memory_fits(const RunSettings* rs, int rank, MPI_Comm comm) {
     mpiCheck(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host));
     mpiCheck(MPI_Comm_rank(host, &host_rank));
     mpiCheck(MPI_Comm_size(host, &host_size));
-    double mine = node_memory_estimate(&rs->sw, &rs->node[rank]), sum = 0, most = 0;
+    double mine = node_memory_estimate(&rs->sw, &rs->node[rank], rs->n_nodes), sum = 0, most = 0;
     mpiCheck(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, host));
     mpiCheck(MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, host));
     double have = host_memory_bytes(), MB = 1024.0 * 1024.0;
@@ -290,11 +296,13 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
     return 0;
 }
 
-/* summary.json (atomically, through atomic_file_write): per node the totals and learning
- * windows, then the sums. Built with cJSON: a NaN (no evaluation, no window) is null, and
- * every number reads back as the very double it was; seconds keeps its three decimals. */
+/* summary.json (atomically, through atomic_file_write): per node the totals, learning
+ * windows and memory (peak_private_mb, mem_private_peak, beside private_estimate_mb,
+ * node_memory_terms' private_total: memory holds the 2 per node, in bytes), then the sums.
+ * Built with cJSON: a NaN (no evaluation, no window) is null, and every number reads back as
+ * the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
-                              const double* windows, int window, char* err, size_t errlen) {
+                              const double* windows, int window, const double* memory, char* err, size_t errlen) {
     char secs[48];
     snprintf(secs, sizeof secs, "%.3f", wall);
     cJSON* root = cJSON_CreateObject();
@@ -316,6 +324,8 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
         cJSON_AddNumberToObject(e, "eval_last", t[RT_EVAL_LAST]); /* cJSON prints NaN as null */
         cJSON_AddNumberToObject(e, "own_first_window", wk[0]);
         cJSON_AddNumberToObject(e, "own_last_window", wk[1]);
+        cJSON_AddNumberToObject(e, "peak_private_mb", round(memory[2 * k] / (1024.0 * 1024.0) * 10) / 10);
+        cJSON_AddNumberToObject(e, "private_estimate_mb", round(memory[2 * k + 1] / (1024.0 * 1024.0) * 10) / 10);
         cJSON_AddItemToArray(per_node, e);
     }
     cJSON_AddNumberToObject(root, "cum_reward_own", sum_own);
@@ -337,7 +347,7 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
  * closed, then DONE, each only when everything before it was written. */
 static void run_summarize(const RunSettings* rs, const char* dir, int size, int rounds, double wall, const double* all,
-                          const double* windows, RunLog* log, RunFault* fault) {
+                          const double* windows, const double* memory, RunLog* log, RunFault* fault) {
     logf_both(log, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n", size,
               rounds, wall);
     int w = summary_window(rounds);
@@ -360,12 +370,17 @@ static void run_summarize(const RunSettings* rs, const char* dir, int size, int 
                   rounds ? t[RT_TIME] / rounds : 0.0);
     }
     char* path = path_join(dir, "summary.json");
-    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, err, sizeof err))
+    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, memory, err, sizeof err))
         fault_set(fault, "%s", err);
     free(path);
     logf_both(log, "%-6s %9s %12.2f %12.2f %10.3f %11.3f\n", "total", "", sum_own, sum_train, first, last);
     logf_both(log, "own reward, mean of the nodes: %.3f over rounds 1-%d, %.3f over the last %d rounds (%+.3f)\n", first,
               w, last, w, last - first);
+    double peak = 0, estimate = 0;
+    for (int k = 0; k < size; k++)
+        if (memory[2 * k] > peak) peak = memory[2 * k], estimate = memory[2 * k + 1];
+    logf_both(log, "peak private memory %.0f MB per rank (the largest; estimated %.0f MB private)\n",
+              peak / (1024.0 * 1024.0), estimate / (1024.0 * 1024.0));
     logf_both(log, "run directory: %s (run.h5, node_NNNN.h5, config.ini, run.log, summary.json)\n", dir);
     runlog_check(log, fault, 1);
     if (fault->failed) return;
@@ -434,6 +449,8 @@ typedef struct {
     char log_name[32];   /* node_NNNN.h5 of this rank */
     int start, rounds;   /* rounds done before this launch (resume), rounds in all */
     int end;             /* the rounds every node ran: fewer when a checkpoint failed */
+    char** init_paths;   /* resume: node k's model.init as init_record_path resolved it, or NULL */
+    int init_given_unrecorded; /* resume: model.init= given for this node, which the run has no record of */
     SwarmNode* node;
     H5Log* h5;
     RunLog log;
@@ -450,6 +467,8 @@ static int run_end(SwarmRun* run, int code) {
     if (run->log.f) fclose(run->log.f);
     free(run->log.path);
     node_free(run->node);
+    for (int k = 0; run->init_paths && k < run->size; k++) free(run->init_paths[k]);
+    free(run->init_paths);
     run_settings_free(&run->set);
     config_free(run->cfg);
     free(run->dir);
@@ -466,7 +485,8 @@ static Config* run_resume_config(SwarmRun* run, int extra, int where[2]) {
     char* path = path_join(run->resume, "config.ini");
     if (extra) {
         if (run->rank == 0)
-            fprintf(stderr, "sapo run: --resume takes no config or overrides: the run keeps its config.ini\n");
+            fprintf(stderr, "sapo run: --resume takes no config or overrides but model.init=PATH: the run keeps its "
+                            "config.ini\n");
     } else {
         cfg = config_new();
         if (config_load_all(cfg, path, 0, NULL, run->err, sizeof run->err)) {
@@ -487,6 +507,50 @@ static Config* run_resume_config(SwarmRun* run, int extra, int where[2]) {
     return cfg;
 }
 
+/* A resume's model.init=PATH or node.K.model.init=PATH for node k (the latter first), or NULL. */
+static const char* resume_init_given(const CliArgs* a, int k) {
+    const char* any = NULL;
+    char key[48];
+    int n = snprintf(key, sizeof key, "node.%d.model.init=", k);
+    for (int i = 0; i < a->n_pos; i++) {
+        if (!strncmp(a->pos[i], key, (size_t)n)) return a->pos[i] + n;
+        if (!strncmp(a->pos[i], "model.init=", 11)) any = a->pos[i] + 11;
+    }
+    return any;
+}
+
+/* A resume's positional arguments other than those. */
+static int resume_other_args(const CliArgs* a) {
+    int others = 0;
+    for (int i = 0; i < a->n_pos; i++) {
+        int node, end = 0;
+        if (!strncmp(a->pos[i], "model.init=", 11)) continue;
+        if (sscanf(a->pos[i], "node.%d.model.init=%n", &node, &end) == 1 && end > 0) continue;
+        others++;
+    }
+    return others;
+}
+
+/* A resume reads every node's model.init where the run directory says (init_record.h). */
+static void run_resume_inits(SwarmRun* run, const CliArgs* a) {
+    run->init_paths = callocCheck((size_t)run->size, sizeof(char*));
+    for (int k = 0; k < run->size; k++) {
+        const char* given = resume_init_given(a, k);
+        run->init_paths[k] = init_record_path(run->resume, k, given);
+        if (run->init_paths[k]) run->set.node[k].init = run->init_paths[k];
+        else if (given && k == run->rank) run->init_given_unrecorded = 1;
+    }
+}
+
+/* Resume, this rank's node: the model.init it reads is the one the run started from. */
+static int run_resume_init_check(SwarmRun* run) {
+    if (run->init_given_unrecorded)
+        return set_error(run->err, sizeof run->err,
+                         "node %d: model.init=%s given, but the run recorded no model.init for it to check against",
+                         run->rank, run->set.node[run->rank].init);
+    return init_record_verify(run->resume, run->rank, run->set.node[run->rank].init, run->err, sizeof run->err);
+}
+
 /* The options, the config (fresh or resumed) and its check against the swarm size, with
  * stderr silenced on ranks other than 0 (one copy of an error is enough). Returns 1 when
  * this rank found nothing wrong; not collective. */
@@ -502,12 +566,14 @@ static int run_read_config(SwarmRun* run, int argc, char** argv, int where[2]) {
     run->resume = parsed == 0 ? args.opt[OPT_RESUME] : NULL;
     run->out_dir = args.opt[OPT_OUT];
     run->quiet = args.opt[OPT_QUIET] != NULL;
-    if (parsed == 0 && run->resume) run->cfg = run_resume_config(run, args.n_pos > 0 || run->out_dir, where);
+    if (parsed == 0 && run->resume) run->cfg = run_resume_config(run, resume_other_args(&args) || run->out_dir, where);
     else if (parsed == 0) run->cfg = cli_args_config("run", &args);
-    cli_args_free(&args);
     int ok = run->cfg != NULL;
     if (ok) run->set = run_settings_read(run->cfg, run->size);
-    if (ok && !where[1] && swarm_config_check(&run->set, run->err, sizeof run->err)) {
+    if (ok && run->resume) run_resume_inits(run, &args);
+    cli_args_free(&args);
+    /* a resume checks its model.init files first (run_setup), then the config */
+    if (ok && !where[1] && !run->resume && swarm_config_check(&run->set, run->err, sizeof run->err)) {
         if (run->rank == 0) fprintf(stderr, "sapo run: config error: %s\n", run->err);
         ok = 0;
     }
@@ -528,6 +594,15 @@ static StageResult run_setup(SwarmRun* run, int argc, char** argv) {
     if (where[1]) {
         if (run->rank == 0) printf("sapo run: %s is already complete (DONE); nothing to resume\n", run->resume);
         return stage_exit(0);
+    }
+    if (run->resume) {
+        /* the model.init files the run started from (each rank its own node's), then the config */
+        char prefix[1200];
+        snprintf(prefix, sizeof prefix, "sapo run: cannot resume %s: ", run->resume);
+        if (!agree_report(!run_resume_init_check(run), run->err, prefix, run->comm)) return stage_exit(2);
+        int checked = run->rank != 0 || !swarm_config_check(&run->set, run->err, sizeof run->err);
+        if (!checked) fprintf(stderr, "sapo run: config error: %s\n", run->err);
+        if (!agree(checked, run->comm)) return stage_exit(2);
     }
     /* Every node's model.init read through (each rank its own), before any run directory. */
     int ok = !node_init_verify(&run->set.node[run->rank], run->rank, run->err, sizeof run->err);
@@ -568,6 +643,8 @@ static StageResult run_open_dir(SwarmRun* run) {
         int ok = !resume_verify_node(run->dir, run->rank, run->start, &run->set.node[run->rank], run->err,
                                      sizeof run->err);
         if (!agree_report(ok, run->err, prefix, run->comm)) return stage_exit(2);
+    } else if (init_record_keep(run->dir, run->rank, run->set.node[run->rank].init, run->err, sizeof run->err)) {
+        fault_set(&run->fault, "node %d: keeping model.init in the run directory: %s", run->rank, run->err);
     }
     if (run->rank == 0) {
         run->log.path = path_join(run->dir, "run.log");
@@ -730,11 +807,16 @@ static int run_finish(SwarmRun* run) {
     own_reward_window(own_log, run->rounds, window);
     free(own_log);
     mpiCheck(MPI_Gather(window, 2, MPI_DOUBLE, windows, 2, MPI_DOUBLE, 0, run->comm));
+    mem_private_sample();
+    double memory[2] = {mem_private_peak(), node_memory_terms(&run->set.sw, &run->set.node[rank], size).private_total};
+    double* memories = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
+    mpiCheck(MPI_Gather(memory, 2, MPI_DOUBLE, memories, 2, MPI_DOUBLE, 0, run->comm));
     if (rank == 0)
-        run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, &run->log,
-                      &run->fault);
+        run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, memories,
+                      &run->log, &run->fault);
     free(all);
     free(windows);
+    free(memories);
     return agree_report(!run->fault.failed, run->fault.msg, "sapo run: ", run->comm) ? 0 : 1;
 }
 

@@ -17,6 +17,11 @@ typedef struct {
     uint8_t* storage; /* one block holding every buffer (all-gather), or NULL */
     int owns_buffers; /* 1: each bufs[i] is its own allocation (p2p) */
     double t_wait;    /* seconds blocked waiting for peers */
+    /* Per message, the receiver's round its age counts from (external_age_min / _max), or
+     * NULL: the message's own send round, where every node's rounds are one clock (all-gather,
+     * p2p's virtual clock). p2p's wall clock: the round this node took it off the network,
+     * since a faster sender's round can be ahead of the receiver's. */
+    int* age_from;
 } Inbox;
 
 /* MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes. */

@@ -79,5 +79,6 @@ void inbox_free(Inbox* inbox) {
     free(inbox->bufs);
     free(inbox->lens);
     free(inbox->storage);
+    free(inbox->age_from);
     memset(inbox, 0, sizeof *inbox);
 }

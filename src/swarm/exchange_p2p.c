@@ -24,6 +24,7 @@ typedef struct {
 
 typedef struct {
     int sender, round;
+    int taken;          /* the receiver's round that took it off the network */
     double due;         /* wall clock: when the emulated delay has passed */
     uint8_t* buf;
     size_t len;
@@ -42,6 +43,7 @@ struct P2P {
     /* virtual clock: what arrives in each round, precomputed from netem */
     Due** due;
     int* n_due;
+    int* n_offline; /* messages arriving in each round while this node is offline (never sent) */
     /* wall clock */
     HeldMessage* held;
     int n_held, cap_held;
@@ -62,12 +64,17 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     int R = ne->rounds;
     p->due = callocCheck(R > 0 ? R : 1, sizeof(Due*));
     p->n_due = callocCheck(R > 0 ? R : 1, sizeof(int));
+    p->n_offline = callocCheck(R > 0 ? R : 1, sizeof(int));
     int* cap = callocCheck(R > 0 ? R : 1, sizeof(int));
     for (int s = 0; s < p->n && !ne->net.wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
-            int at = netem_delivery_round(ne, s, rank, r);
+            int at = netem_arrival_round(ne, s, rank, r);
             if (at < 0) continue;
+            if (netem_offline(ne, rank, at)) {
+                p->n_offline[at]++;
+                continue;
+            }
             if (p->n_due[at] == cap[at]) {
                 cap[at] = cap[at] ? 2 * cap[at] : 4;
                 p->due[at] = realloc(p->due[at], sizeof(Due) * cap[at]);
@@ -153,15 +160,19 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     return st;
 }
 
-/* Appends one received message (its bytes without the time prefix) to the inbox. */
-static void inbox_push(Inbox* in, int sender, uint8_t* buf, size_t len, int* cap) {
+/* Appends one received message (its bytes without the time prefix) to the inbox; age_from
+ * >= 0 (wall clock) is the receiver round its age counts from (Inbox.age_from). */
+static void inbox_push(Inbox* in, int sender, uint8_t* buf, size_t len, int age_from, int* cap) {
     if (in->n == *cap) {
         *cap = *cap ? 2 * *cap : 8;
         in->senders = realloc(in->senders, sizeof(int) * *cap);
         in->bufs = realloc(in->bufs, sizeof(uint8_t*) * *cap);
         in->lens = realloc(in->lens, sizeof(size_t) * *cap);
-        if (!in->senders || !in->bufs || !in->lens) sapo_die("out of memory receiving messages");
+        if (age_from >= 0) in->age_from = realloc(in->age_from, sizeof(int) * *cap);
+        if (!in->senders || !in->bufs || !in->lens || (age_from >= 0 && !in->age_from))
+            sapo_die("out of memory receiving messages");
     }
+    if (age_from >= 0) in->age_from[in->n] = age_from;
     in->senders[in->n] = sender;
     in->bufs[in->n] = buf;
     in->lens[in->n] = len;
@@ -192,10 +203,11 @@ static void strip_prefix(uint8_t** buf, size_t* len) {
     }
 }
 
-void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
+void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) {
     memset(inbox, 0, sizeof *inbox);
     inbox->owns_buffers = 1;
     *late = 0;
+    *offline_lost = !p->ne->net.wall_clock && round < p->ne->rounds ? p->n_offline[round] : 0;
     int cap = 0;
     double t0 = clock_now();
     if (!p->ne->net.wall_clock) {
@@ -204,7 +216,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
             size_t len;
             uint8_t* buf = receive_one(p, d.sender, d.round, &len, NULL, NULL);
             strip_prefix(&buf, &len);
-            inbox_push(inbox, d.sender, buf, len, &cap);
+            inbox_push(inbox, d.sender, buf, len, -1, &cap);
             *late += d.round < round;
         }
         inbox->t_wait = clock_now() - t0;
@@ -228,7 +240,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
             p->held = realloc(p->held, sizeof(HeldMessage) * p->cap_held);
             if (!p->held) sapo_die("out of memory holding messages");
         }
-        p->held[p->n_held++] = (HeldMessage){src, tag, sent_at + netem_delay(p->ne, src, p->rank, tag), buf, len};
+        p->held[p->n_held++] = (HeldMessage){src, tag, round, sent_at + netem_delay(p->ne, src, p->rank, tag), buf, len};
     }
     double now = MPI_Wtime();
     int offline = netem_offline(p->ne, p->rank, round), keep = 0;
@@ -238,8 +250,9 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late) {
             p->held[keep++] = *h;
         } else if (offline) {
             free(h->buf); /* an offline node receives nothing */
+            ++*offline_lost;
         } else {
-            inbox_push(inbox, h->sender, h->buf, h->len, &cap);
+            inbox_push(inbox, h->sender, h->buf, h->len, h->taken, &cap);
             *late += h->round < round;
         }
     }
@@ -284,6 +297,7 @@ void p2p_free(P2P* p) {
     for (int r = 0; r < p->ne->rounds; r++) free(p->due[r]);
     free(p->due);
     free(p->n_due);
+    free(p->n_offline);
     free(p);
 }
 

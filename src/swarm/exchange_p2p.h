@@ -27,8 +27,11 @@ void p2p_free(P2P* p);
 /* Posts this round's sends (the buffer is copied). */
 P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len);
 /* Collects the messages this node uses in `round` into inbox (senders, buffers);
- * inbox->t_wait is the time blocked; *late receives how many were sent in earlier rounds. */
-void p2p_receive(P2P* p, int round, Inbox* inbox, int* late);
+ * inbox->t_wait is the time blocked; *late receives how many were sent in earlier rounds,
+ * *offline how many reached this node in a round it is offline (churn) and were discarded:
+ * the wall clock counts those it takes off the network then, the virtual clock those netem
+ * has arrive then (never sent: their senders count them as dropped). */
+void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline);
 /* When every node stops after round end_round - 1 (the last round, or earlier when the
  * run stops on an error): receives and discards everything sent to this node before
  * end_round that it has not received, and completes every send, so MPI can finalize. */

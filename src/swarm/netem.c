@@ -102,13 +102,17 @@ int netem_sends(const Netem* ne, int s, int d, int round) {
     return !netem_offline(ne, s, round) && netem_targets(ne, s, d, round) && !netem_dropped(ne, s, d, round);
 }
 
-int netem_delivery_round(const Netem* ne, int s, int d, int round) {
+int netem_arrival_round(const Netem* ne, int s, int d, int round) {
     if (!netem_sends(ne, s, d, round)) return -1;
     double arrival = (round + 1) * ne->slowdown[s] + netem_delay(ne, s, d, round);
     /* the first receiver round r' with (r' + 1) x slowdown_d >= arrival */
     double x = arrival / ne->slowdown[d] - 1.0;
     long r = (long)ceil(x - 1e-9);
     if (r < 0) r = 0;
-    if (r >= ne->rounds || netem_offline(ne, d, (int)r)) return -1;
-    return (int)r;
+    return r < ne->rounds ? (int)r : -1;
+}
+
+int netem_delivery_round(const Netem* ne, int s, int d, int round) {
+    int at = netem_arrival_round(ne, s, d, round);
+    return at < 0 || netem_offline(ne, d, at) ? -1 : at;
 }

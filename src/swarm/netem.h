@@ -48,6 +48,9 @@ int netem_dropped(const Netem* ne, int s, int d, int round);
 double netem_delay(const Netem* ne, int s, int d, int round);
 /* Whether s sends to d in round r at all: s online, d picked, not dropped. */
 int netem_sends(const Netem* ne, int s, int d, int round);
+/* Virtual clock: the receiver round the message s -> d of round r arrives in, whether or not
+ * the receiver is online then; -1 when it is not sent or would arrive after the last round. */
+int netem_arrival_round(const Netem* ne, int s, int d, int round);
 /* Virtual clock: the receiver round that uses the message s -> d of round r, or -1 when it
  * is never used (not sent, the receiver offline in that round, or after the last round). */
 int netem_delivery_round(const Netem* ne, int s, int d, int round);

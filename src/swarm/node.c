@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/check.h"
+#include "core/mem_usage.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
 #include "model/family.h"
@@ -102,6 +103,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
     n->out_lens = mallocCheck(sizeof(int) * n->max_rows);
     n->own_rows = mallocCheck(sizeof(int*) * n->max_rows);
     n->out_logprobs = mallocCheck(sizeof(float) * n->max_rows * n->set.gen.max_new_tokens);
+    mem_private_sample(); /* the peak private memory (sapo run's summary), here and after each stage */
     return n;
 }
 
@@ -326,6 +328,7 @@ static void round_share(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     rec->m[RM_MSGS_DROPPED] = st.dropped;
     rec->m[RM_BYTES_SENT] = st.bytes_sent;
     rec->m[RM_MSGS_LATE] = st.late;
+    rec->m[RM_MSGS_OFFLINE] = st.offline;
     rec->m[RM_T_WAIT] = s->inbox.t_wait;
     free(s->msg);
     s->msg = NULL;
@@ -359,7 +362,7 @@ static void round_collect(SwarmNode* n, RoundState* s, RoundRecord* rec) {
             /* A peer with a larger L (heterogeneous swarm): keep our L of its completions,
              * so the batch and the advantages look like our own groups. */
             if (g->n_completions > s->L) rollout_group_truncate(g, s->L);
-            pool_add(&n->pool, g, ext_rewards, in.sender, in.round);
+            pool_add(&n->pool, g, ext_rewards, in.sender, inbox->age_from ? inbox->age_from[k] : in.round);
         }
         message_free(&in);
     }
@@ -494,6 +497,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_generate_and_score(n, &s, rec);
     s.t1 = clock_now();
     rec->m[RM_T_GENERATE] = s.t1 - s.t0;
+    mem_private_sample();
 
     /* ---- share: our I groups out, the peers' messages in ---- */
     round_share(n, &s, rec);
@@ -502,6 +506,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_collect(n, &s, rec);
     s.t2 = clock_now();
     rec->m[RM_T_EXCHANGE] = s.t2 - s.t1 - rec->m[RM_T_WAIT];
+    mem_private_sample();
 
     /* ---- select: up to J external groups from the filtered pool ---- */
     round_select(n, &s, rec);
@@ -510,6 +515,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     round_train(n, &s, rec);
     s.t3 = clock_now();
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
+    mem_private_sample();
     node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds (and, with
@@ -522,5 +528,6 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
 
     /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
     rec->m[RM_T_ROUND] = clock_now() - t_start;
+    mem_private_sample(); /* after the evaluation */
     round_state_free(&s);
 }

@@ -11,12 +11,21 @@
 #include "model/checkpoint.h"
 #include "model/family.h"
 #include "model/hf_model.h"
+#include "swarm/evalset.h"
 #include "swarm/taskset.h"
 
-/* What a rank holds beyond the node's own buffers (MPI's shared-memory segments, HDF5,
- * OpenBLAS's work buffer, libc): a quick.ini rank's private memory is about 45 MB in all,
- * of which about 25 MB is the node's touched activations and caches. */
-#define NODE_PROCESS_BYTES (24.0 * 1024 * 1024)
+/* The process before any node buffer (libc and the loader's heap, OpenBLAS's work buffer,
+ * HDF5's library state and the log's chunk caches, Open MPI's own private state, the task
+ * tables and the evaluation set's questions at their default size): the smallest model's
+ * RssAnon on one rank (11.4 MB: 1 layer of 32) less its other terms, rounded up (docs/SWARM.md,
+ * the memory check). A CUDA build's rank also holds the CUDA runtime's heap: not counted. */
+#define NODE_PROCESS_BYTES (5.5 * 1024 * 1024)
+/* Open MPI's private cost per peer (its endpoint and the ob1/vader per-peer state): the
+ * slope of that smallest config's RssAnon over 1, 8 and 64 ranks, ~16 KB a peer. */
+#define NODE_MPI_PER_PEER_BYTES (16.0 * 1024)
+/* Open MPI's shared-memory segment (the vader BTL, 4 MB a rank in /dev/shm): not private
+ * (every local peer maps it), so it is counted once per rank in the host's sum only. */
+#define NODE_MPI_SHARED_BYTES (4.0 * 1024 * 1024)
 
 /* Node k's model.init (when set) against its shape; body: its payload too (checkpoint_verify). */
 static int init_verify(const NodeSettings* ns, int k, int body, char* err, size_t errlen) {
@@ -92,15 +101,90 @@ ModelCapacity node_model_capacity(const SwarmSettings* sw, const NodeSettings* n
     return model_capacity_for(&g, micro, I + J, L, max_new, prompts, rows);
 }
 
-double node_memory_estimate(const SwarmSettings* sw, const NodeSettings* ns) {
+/* Bytes of one shared group as the receiver holds it: the question, its answer and the
+ * generator's JSON (at most a prompt's n_ctx bytes, twice for config and metadata), and per
+ * completion its text (up to 4 bytes per token), the byte log-probs (4 per byte), the token
+ * ids and their log-probs (8 per token) and the allocator's headers. */
+static double group_bytes(const GPTConfig* g, int completions, int max_new) {
+    return 2.0 * g->n_ctx + 256 + completions * (max_new * (4.0 + 16.0 + 8.0) + 96.0);
+}
+
+/* Questions drawn to size a round's prompts (the evaluation set's first ones: a function of
+ * the settings, the same on every rank). */
+#define PROMPT_SAMPLE_QUESTIONS 64
+
+/* A round's mean prompt, in tokens: for the byte-level model the mean of
+ * PROMPT_SAMPLE_QUESTIONS questions of the task set (BOS and its bytes; a round's batch sums
+ * its groups' prompts); with a tokenizer, or when the tasks cannot be drawn, the capacity's
+ * bound n_ctx - max_new. */
+static int prompt_tokens_expected(const SwarmSettings* sw, const NodeSettings* ns) {
+    int bound = ns->model.n_ctx - ns->gen.max_new_tokens;
+    double sum = 0;
+    if (bound < 1) bound = 1;
+    if (ns->family != MODEL_FAMILY_BYTE_GPT) return bound;
+    TaskSet ts;
+    EvalSet es;
+    char err[512];
+    if (taskset_build(&ts, sw->tasks_names, sw->tasks_preset, err, sizeof err)) return bound;
+    if (evalset_build(&es, &ts, sw->eval_seed, PROMPT_SAMPLE_QUESTIONS, err, sizeof err)) {
+        taskset_free(&ts);
+        return bound;
+    }
+    for (int i = 0; i < es.n; i++) sum += 1 + (double)strlen(es.prompts[i]);
+    int mean = es.n ? (int)(sum / es.n + 0.5) : bound;
+    evalset_free(&es);
+    taskset_free(&ts);
+    return mean < bound ? mean : bound;
+}
+
+/* The part of the capacity a worst-case round writes: node_model_capacity allocates for
+ * prompts of n_ctx - max_new tokens; a micro-batch of prompts of `prompt` tokens and
+ * completions of max_new fills min(micro_tokens, the round's batch) tokens, and as many
+ * attention weights as its groups have (prompt^2 + L x seg x (prompt + seg) per head). */
+static ModelCapacity capacity_written(const ModelCapacity* cap, const NodeSettings* ns, int prompt) {
+    ModelCapacity w = *cap;
+    double seg = ns->gen.max_new_tokens + 1, L = ns->n_completions, groups = ns->n_local + ns->n_external;
+    double group_tokens = prompt + L * seg;
+    double tokens = groups * group_tokens;
+    if (tokens > ns->micro_tokens) tokens = ns->micro_tokens;
+    if (tokens < w.max_tokens) w.max_tokens = (int)tokens;
+    double att = ns->model.n_head * (tokens / group_tokens) * ((double)prompt * prompt + L * seg * (prompt + seg));
+    if (att < (double)w.max_att) w.max_att = (long)att;
+    return w;
+}
+
+NodeMemoryTerms node_memory_terms(const SwarmSettings* sw, const NodeSettings* ns, int n_nodes) {
     GPTConfig g = ns->model;
-    ModelCapacity cap = node_model_capacity(sw, ns);
-    double model = model_memory_bytes(&g, &cap);
-    int with_ref = sw->kl > 0;
+    ModelCapacity allocated = node_model_capacity(sw, ns);
+    ModelCapacity cap = capacity_written(&allocated, ns, prompt_tokens_expected(sw, ns));
+    NodeMemoryTerms t = {0};
+    size_t sizes[MODEL_MAX_TENSORS];
+    gpt_tensor_sizes(&g, sizes);
+    double P = 0;
+    for (int i = 0; i < model_family(g.family)->n_tensors; i++) P += (double)sizes[i];
+    t.policy = model_memory_bytes(&g, &cap);
+    /* the reference model scores the training batch only: it never generates (no KV caches
+     * or decode rows) and never steps (its gradient and Adam moments, calloc'd, stay unmapped) */
+    ModelCapacity scoring = cap;
+    scoring.max_prefixes = scoring.max_rows = 0;
+    t.reference = sw->kl > 0 ? model_memory_bytes(&g, &scoring) - 12.0 * P : 0;
     int I = ns->n_local, J = ns->n_external, L = ns->n_completions, max_new = ns->gen.max_new_tokens;
     int eval_q = sw->eval_questions;
     double rows = (double)(I + J) * L + eval_q, prompts = (double)I + eval_q;
-    double round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
-                   4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */
-    return model * (with_ref ? 2 : 1) + round + NODE_PROCESS_BYTES;
+    t.round = 4.0 * (prompts * g.n_ctx + rows * max_new) * 3 + /* tokens, texts, messages */
+              4.0 * 8 * cap.max_tokens + 8.0 * rows * max_new;  /* trainer's per-token buffers */
+    int peers = n_nodes - 1;
+    int fanout = sw->net.transport == NET_TRANSPORT_P2P ? sw->net.fanout : 0; /* allgather: from everyone */
+    int senders = fanout > 0 && fanout < peers ? fanout : peers;
+    /* a round's inbox: each sender's I groups, encoded as received and decoded into the pool */
+    t.peers = peers * NODE_MPI_PER_PEER_BYTES + 2.0 * senders * I * group_bytes(&g, L, max_new);
+    t.process = NODE_PROCESS_BYTES;
+    t.shared = n_nodes > 1 ? NODE_MPI_SHARED_BYTES : 0;
+    t.private_total = t.policy + t.reference + t.round + t.peers + t.process;
+    return t;
+}
+
+double node_memory_estimate(const SwarmSettings* sw, const NodeSettings* ns, int n_nodes) {
+    NodeMemoryTerms t = node_memory_terms(sw, ns, n_nodes);
+    return t.private_total + t.shared;
 }

@@ -12,7 +12,7 @@ typedef struct {
     float* rewards;  /* the receiver's own scores, one per completion */
     int all_equal;   /* every reward equal: all advantages zero */
     int sender;
-    int sent_round;
+    int sent_round;      /* the round its age counts from (Inbox.age_from) */
 } PoolGroup;
 
 typedef struct {

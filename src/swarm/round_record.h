@@ -14,8 +14,8 @@
     X(SHORTFALL, "shortfall", "J minus the external groups the pool could provide")               \
     X(EXTERNAL_FLAT, "external_flat", "external groups used whose rewards were all equal")        \
     X(EXTERNAL_REENCODED, "external_reencoded", "external groups a BPE node trained from re-encoded text (another tokenizer, or a byte node's): ratio 1, never an importance weight") \
-    X(EXTERNAL_AGE_MIN, "external_age_min", "rounds since the freshest external group used was sent; NaN if none") \
-    X(EXTERNAL_AGE_MAX, "external_age_max", "rounds since the stalest external group used was sent; NaN if none") \
+    X(EXTERNAL_AGE_MIN, "external_age_min", "rounds since the freshest external group used was sent (wall clock: since this node took it off the network); never negative; NaN if none") \
+    X(EXTERNAL_AGE_MAX, "external_age_max", "rounds since the stalest external group used was sent (wall clock: since this node took it off the network); NaN if none") \
     X(TRAIN_ROWS, "train_rows", "sequences in the training batch ((I + external_used) x L)")      \
     X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
     X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \
@@ -23,6 +23,7 @@
     X(MSGS_SENT, "msgs_sent", "messages sent")                                                    \
     X(MSGS_RECEIVED, "msgs_received", "messages received")                                        \
     X(MSGS_DROPPED, "msgs_dropped", "messages this node did not send: lost by netem or to an offline peer")                      \
+    X(MSGS_OFFLINE, "msgs_offline", "messages that reached this node while it was offline (churn), discarded unread; their senders count them in msgs_dropped (virtual clock) or msgs_sent (wall clock)") \
     X(MSGS_LATE, "msgs_late", "messages that arrived after the round that sampled")               \
     X(MSGS_REJECTED, "msgs_rejected", "received messages that failed to decode")                  \
     X(GROUPS_REJECTED, "groups_rejected", "received groups that failed verification")             \

@@ -92,7 +92,7 @@ static void p2p_state_exchange(void* state, int round, const uint8_t* buf, size_
                                ExchangeStats* st) {
     P2PSendStats ss = p2p_send(state, round, buf, len);
     *st = (ExchangeStats){.sent = ss.sent, .dropped = ss.dropped, .bytes_sent = ss.bytes_sent};
-    p2p_receive(state, round, inbox, &st->late);
+    p2p_receive(state, round, inbox, &st->late, &st->offline);
 }
 
 static void p2p_state_finish(void* state, int end_round) { p2p_drain(state, end_round); }

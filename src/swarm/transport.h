@@ -21,6 +21,7 @@
 /* What one exchange did, for the round's record. */
 typedef struct {
     int sent, dropped, late; /* messages posted / withheld by netem / received from earlier rounds */
+    int offline;             /* messages that reached this node while it was offline (churn), discarded */
     double bytes_sent;       /* encoded message bytes sent, over all peers */
 } ExchangeStats;
 

@@ -1,7 +1,9 @@
 """The mini-paper report (analysis.minipaper, analysis.paired) on synthetic summaries whose numbers
 are written out in synthetic_summaries.py: paired differences and Student t intervals against
-hand-computed values, significance wording, missing / incomplete / substituted runs, the optional
-per-task evaluation, determinism, and one-line errors for bad input."""
+hand-computed values, p-values and Holm's correction within each family, significance wording,
+learning from rounds 0-9, oscillation and band against white noise, figures from round 0,
+missing / incomplete / substituted runs, the optional per-task evaluation, determinism, and
+one-line errors for bad input."""
 import math
 import os
 import subprocess
@@ -11,10 +13,23 @@ import pytest
 
 from synthetic_runs import ROOT, table_rows
 from synthetic_summaries import write_study
+from analysis.figures import trailing_mean
 from analysis.minipaper import build
-from analysis.paired import (NO_PAIRS, NOT_SIGNIFICANT, SIGNIFICANT, UNTESTABLE, ci95, paired, t975, trend)
+from analysis.paired import (NO_PAIRS, NOT_SIGNIFICANT, SIGNIFICANT, UNTESTABLE, ci95, holm, mde, p_value, paired,
+                             t975, trend)
 
 T2 = 4.302653  # t(0.975, 2)
+
+
+def p_df2(m):
+    """Two-sided p of the paired t test of differences m - 1, m, m + 1 (sd 1, n = 3, t = m sqrt 3):
+    with 2 degrees of freedom P(|T| >= t) = 1 - t / sqrt(2 + t^2)."""
+    t = m * math.sqrt(3)
+    return 1 - t / math.sqrt(2 + t * t)
+
+
+# MDE of sd 1, n = 3: (t(0.975, 2) + t(0.8, 2)) / sqrt 3, t(0.8, 2) = 0.6 / sqrt(2 x 0.8 x 0.2) = 1.06066
+MDE_SD1 = (T2 + 0.6 / math.sqrt(0.32)) / math.sqrt(3)  # 3.0965
 
 
 def cli(*args):
@@ -86,6 +101,28 @@ def test_ci95_and_trend():
     assert trend(values, [0, 2, 4, 6])["seeds"] == [1, 2]
 
 
+def test_p_values_holm_and_mde_by_hand():
+    p = paired({1: 3.0, 2: 5.0, 3: 7.0}, {1: 1.0, 2: 2.0, 3: 3.0})  # differences 2, 3, 4
+    assert abs(p_value(p) - p_df2(3)) < 1e-9 and abs(p_df2(3) - 0.035098) < 1e-6
+    assert abs(mde(1.0, 3) - MDE_SD1) < 1e-6 and abs(MDE_SD1 - 3.0965) < 1e-4
+    # the synthetic primary family (own reward): paper 6/2, 4/4, 2/6 vs 8/0 and 4/4 vs 4/0 have mean
+    # differences 3, 2, 0, 4; offpolicy 5, 4, 2, 6; offpolicy vs paper exactly 2 in every seed (p 0)
+    ps = {"p62": p_df2(3), "p44": p_df2(2), "p26": 1.0, "p40": p_df2(4), "o62": p_df2(5), "o44": p_df2(4),
+          "o26": p_df2(2), "o40": p_df2(6), "a62": 0.0, "a44": 0.0, "a26": 0.0}
+    adj = holm(ps)
+    # sorted: 0, 0, 0, o40 x 8 = 0.0730, o62 x 7 = 0.0915, p40 / o44 x 6 = 0.1212, p62 x 4 = 0.1404, ...
+    assert abs(adj["o40"][0] - 8 * p_df2(6)) < 1e-12 and not adj["o40"][1]
+    assert abs(adj["p62"][0] - 4 * p_df2(3)) < 1e-12 and abs(adj["p62"][0] - 0.1404) < 1e-4
+    assert abs(adj["o44"][0] - 6 * p_df2(4)) < 1e-12  # the running maximum carries 6 x p to rank 5
+    assert adj["a62"] == (0.0, True) and adj["p26"][0] == 1.0
+
+
+def test_trailing_mean_from_round_0():
+    assert list(trailing_mean([0.0, 1, 2, 3, 4, 5], 3)) == [0.0, 0.5, 1.0, 2.0, 3.0, 4.0]
+    two = trailing_mean([[0.0, 2, 4], [1.0, 1, 1]], 2)
+    assert two.tolist() == [[0.0, 1.0, 3.0], [1.0, 1.0, 1.0]]
+
+
 # ---- the report ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -135,21 +172,79 @@ def test_paired_changes_in_report(full):
     paper = section(text, "## Arm: paper", "## Arm: offpolicy")
     own = {r[0]: r for r in table_rows(paper, "#### cumulative own reward (PRIMARY)")}
     h = T2 / math.sqrt(3)
+    null = f"not significant after Holm (MDE {MDE_SD1:.2f}, 77.4% of the reference)"  # MDE 3.10 of 8/0's 4
+    # p of differences 1, 2, 3: 0.074; Holm across the 11 own-reward comparisons: 3 x 0.074 = 0.223
     assert own["4/4 vs 8/0"] == ["4/4 vs 8/0", "3", "s1: +1.00, s2: +2.00, s3: +3.00", "+2.00",
                                  f"[{2 - h:+.2f}, {2 + h:+.2f}]", "+50.0% [-12.1%, +112.1%]",
-                                 NOT_SIGNIFICANT], own["4/4 vs 8/0"]
-    assert own["6/2 vs 8/0"][3:5] == ["+3.00", "[+0.52, +5.48]"] and own["6/2 vs 8/0"][6] == f"**{SIGNIFICANT}**"
+                                 f"{p_df2(2):.3f}", f"{3 * p_df2(2):.3f}", null], own["4/4 vs 8/0"]
+    # 6/2: the 95% CI excludes 0 (p 0.035) but Holm's 4 x 0.035 = 0.140 does not reject
+    assert own["6/2 vs 8/0"][3:9] == ["+3.00", "[+0.52, +5.48]", "+75.0% [+12.9%, +137.1%]", "0.035", "0.140", null]
     assert own["2/6 vs 8/0"][2:5] == ["s1: -1.00, s2: 0.00, s3: +1.00", "0.00", "[-2.48, +2.48]"]
-    assert own["2/6 vs 8/0"][6] == NOT_SIGNIFICANT  # the null result is shown
-    assert own["4/4 vs 4/0"][3:7] == ["+4.00", "[+1.52, +6.48]", "+200.0% [+75.8%, +324.2%]", f"**{SIGNIFICANT}**"]
+    assert own["2/6 vs 8/0"][6:9] == ["1.000", "1.000", null]  # the null result is shown, with its MDE
+    assert own["4/4 vs 4/0"][3:8] == ["+4.00", "[+1.52, +6.48]", "+200.0% [+75.8%, +324.2%]", "0.020", "0.121"]
+    assert own["4/4 vs 4/0"][8] == f"not significant after Holm (MDE {MDE_SD1:.2f}, 154.8% of the reference)"
     train = {r[0]: r for r in table_rows(paper, "#### cumulative training-batch reward")}
-    assert train["4/4 vs 8/0"][3] == "+4.00" and train["4/4 vs 8/0"][6] == f"**{SIGNIFICANT}**"
+    # the training-batch family is corrected on its own (11): 4/4 vs 8/0 (differences 3, 4, 5, p 0.020) ranks
+    # 9th with offpolicy 2/6 (same p): 3 x 0.020 = 0.061
+    assert train["4/4 vs 8/0"][3] == "+4.00" and train["4/4 vs 8/0"][6:8] == ["0.020", "0.061"], train["4/4 vs 8/0"]
+    assert train["4/4 vs 8/0"][8].startswith("not significant after Holm")
     assert "genrl's logged metric, the paper's likely +94% measure" in paper
     off = section(text, "## Arm: offpolicy", "## Arms compared")
     own_off = {r[0]: r for r in table_rows(off, "#### cumulative own reward (PRIMARY)")}
     assert own_off["4/4 vs 8/0"][3:5] == ["+4.00", "[+1.52, +6.48]"], own_off  # +2 on the sharing splits
+    assert own_off["4/4 vs 4/0"][6:8] == [f"{p_df2(6):.3f}", f"{8 * p_df2(6):.3f}"], own_off["4/4 vs 4/0"]
     arms = table_rows(text, "### offpolicy vs paper")
-    assert arms[0][:4] == ["6/2", "cum. own (PRIMARY)", "3", "+2.00"], arms[0]
+    # exactly +2 in every seed: p 0, significant after Holm
+    assert arms[0] == ["6/2", "cum. own (PRIMARY)", "3", "+2.00", "[+2.00, +2.00]", "+28.6% [+28.6%, +28.6%]",
+                       "<0.001", "<0.001", "**significant after Holm**"], arms[0]
+    # the family is defined in the report
+    assert ("**The primary family** (11 comparisons, Holm-corrected together) is every paired change of cumulative "
+            "own reward in this report: paper: 6/2 vs 8/0; paper: 4/4 vs 8/0;") in text
+    assert "offpolicy vs paper: 2/6. **Secondary families**" in text
+
+
+def test_constructed_quantities_are_not_tested(full):
+    _, text = full
+    assert "cum. own reward per 1,000 completions" in text  # still described
+    assert "#### cumulative own reward per 1,000 completions" not in text  # no paired table
+    assert "so against 8/0 it scales as 8/I by construction, and a test of it would only restate the split" in text
+
+
+def test_learning_from_rounds_0_9(full):
+    _, text = full
+    # 10 rounds: rounds 0-1 against the last 5 (shrunk); node-mean own c + 0.01 J S[t]: S over rounds 0-1
+    # averages 0.5, over rounds 5-9 -0.8, so the difference is -0.013 J in every seed (sd 0)
+    rows = {(r[0], r[1]): r for r in table_rows(text, "## Learning from the start")}
+    assert rows[("paper", "4/4")][2:7] == ["3", "0.3200 ± 0.1500", "0.2680 ± 0.1500", "-0.0520 ± 0.0000",
+                                           "[-0.0520, -0.0520]"], rows[("paper", "4/4")]
+    assert rows[("paper", "8/0")][5:8] == ["0.0000 ± 0.0000", "[0.0000, 0.0000]",
+                                           f"{NOT_SIGNIFICANT}, uncorrected"]
+    assert rows[("offpolicy", "2/6")][3:6] == ["0.3300 ± 0.1500", "0.2520 ± 0.1500", "-0.0780 ± 0.0000"]
+    assert "not from the dip after the learning-rate warm-up" in text
+    assert "(rounds 0-9 and the last 50, shrunk to rounds // 5 and rounds // 2 for runs of 10 rounds)" in text
+
+
+def test_shapes_against_white_noise(full):
+    _, text = full
+    rows = {(r[0], r[1]): r for r in table_rows(text, "## Oscillation and band width against white noise")}
+    r26 = rows[("paper", "2/6")]
+    # I x L = 2 x 8; the observed oscillation and band are the results table's (0.0479, 0.2400)
+    assert r26[3:5] == ["16", "0.0479"] and r26[9] == "0.2400", r26
+    assert r26[8] == "exceeds" and rows[("paper", "8/0")][8] == "within"  # 8/0 has no swing at all
+    paper = section(text, "### The paper's four findings (paper)", "### Figures (paper)")
+    f3 = section(paper, "**(3)", "**(4)")
+    assert "Against white noise (observed / expected oscillation of own reward" in f3
+    assert "So the oscillation exceeds the white-noise expectation in 6/2, 4/4, 2/6; in 8/0 it does not" in f3
+    f4 = paper[paper.index("**(4)"):]
+    assert "observed / expected band of own reward" in f4
+
+
+def test_held_out_overlap_caveat(full):
+    _, text = full
+    defs = section(text, "## Definitions", "## Learning")
+    assert "*Caveat: the \"held-out\" set overlaps training.*" in defs
+    assert "base_conversion about 90" in defs and "these runs predate `tasks.exclude_eval`" in defs
+    assert "so the overlap was not measured" in defs
 
 
 def test_findings_are_stated(full):
@@ -158,23 +253,27 @@ def test_findings_are_stated(full):
     f1 = section(paper, "**(1)", "**(2)")
     # own: 6/2 significant, 4/4 and 2/6 not, 2/6's point estimate 0 -> not supported
     assert "Own rollouts (PRIMARY): **not supported**" in f1
-    assert "4/4 vs 8/0 +2.00, 95% CI [-0.48, +4.48], +50.0% (n = 3; not significant at 95%)" in f1
+    assert ("4/4 vs 8/0 +2.00, 95% CI [-0.48, +4.48], +50.0% (n = 3; p = 0.074, Holm p = 0.223; not significant "
+            "after Holm (MDE 3.10, 77.4% of the reference))") in f1
     assert "Training batch (genrl's logged metric): **not shown**" in f1  # all above 0, 2/6 not significant
     f2 = section(paper, "**(2)", "**(3)")
     assert "**contradicted**: 6/2 accumulates most, significantly more than 4/4" in f2
+    assert "4/4 vs 6/2 -1.00, 95% CI [-1.00, -1.00], -14.3% (n = 3; significant at 95%, uncorrected)" in f2
     f3 = section(paper, "**(3)", "**(4)")
     assert "oscillation: 8/0 0.0000" in f3 and "slope per external group" in f3
     f4 = paper[paper.index("**(4)"):]
     assert "2/6 oscillates more than 8/0 by +0.0479" in f4 and "least 8/0" in f4
     offp = section(text, "### The paper's four findings (offpolicy)", "### Figures (offpolicy)")
-    assert "Training batch (genrl's logged metric): **supported** (every comparison significant at 95%)" in offp
+    # every training-batch CI excludes 0, but after Holm only 6/2's change survives (p 0.0068 x 7 = 0.047)
+    assert "Training batch (genrl's logged metric): **not shown**" in offp
+    assert "Holm p = 0.047; significant after Holm)" in offp
 
 
 def test_figures_written_and_linked(full):
     base, text = full
     out = base / "out"
     names = ["fig_changes.png"] + [f"{arm}/{n}" for arm in ("paper", "offpolicy") for n in
-                                   ("fig1_node_reward_own.png", "fig1_node_reward_train.png",
+                                   ("fig1_node_band_own.png", "fig1_node_band_train.png",
                                     "fig2_avg_reward_own.png", "fig2_avg_reward_train.png", "fig5_eval_pass1.png",
                                     "fig3_compare.png", "fig4_cumulative.png")]
     for name in names:
@@ -182,6 +281,11 @@ def test_figures_written_and_linked(full):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
         assert f"]({name})" in text, name
     assert "Not in these summaries (no entry named like `eval_by_task`)" in text
+    assert not any(n.startswith("fig1_node_reward") for n in os.listdir(out / "paper"))
+    # every curve from round 0: the moving-average figures use the trailing mean expanding at the start
+    assert "it starts at round" not in text
+    assert "from round 0: the first rounds average the rounds so far" in text
+    assert "drawn from round 0" in text and "moving average over 2 rounds, from round 0" in text
 
 
 def test_deterministic(tmp_path):
@@ -233,7 +337,7 @@ def test_only_one_arm_and_missing_arm(tmp_path):
     assert "**Missing runs (9):**" in text and "offpolicy-2L6E-s3" in text
     off = section(text, "## Arm: offpolicy", "## Arms compared")
     own = {r[0]: r for r in table_rows(off, "#### cumulative own reward (PRIMARY)")}
-    assert own["4/4 vs 8/0"][1] == "0" and own["4/4 vs 8/0"][6] == NO_PAIRS
+    assert own["4/4 vs 8/0"][1] == "0" and own["4/4 vs 8/0"][8] == NO_PAIRS
     assert "(1) Every sharing" in off and "cannot be tested" in off
 
 

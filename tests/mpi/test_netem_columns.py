@@ -33,7 +33,7 @@ SHAPE = [f"sampling.local={I}", f"sampling.external={J}", f"sampling.groups={I +
 ROUNDS, EVAL_EVERY = 8, 3
 NET = ["net.drop=0.3", f"net.fanout={FANOUT}", "net.latency=0.6", "net.latency_dist=uniform", "net.regions=2",
        "net.cross_region=1", "net.offline=0.15", "net.offline_len=2", "node.3.net.slowdown=1.5"]
-COLUMNS = ("online", "msgs_sent", "msgs_dropped", "msgs_received", "msgs_late", "msgs_rejected", "groups_rejected",
+COLUMNS = ("online", "msgs_sent", "msgs_dropped", "msgs_offline", "msgs_received", "msgs_late", "msgs_rejected", "groups_rejected",
            "bytes_sent", "bytes_received", "pool_size", "pool_eligible", "external_used", "external_flat", "shortfall",
            "external_age_min", "external_age_max", "train_rows", "train_tokens", "reward_own", "reward_train",
            "format_rate", "completion_len", "t_generate", "t_exchange", "t_train", "t_wait", "t_eval", "t_round",
@@ -56,7 +56,7 @@ def netem_expect(run_dir):
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    keys = ("s", "d", "r", "targeted", "lost", "sends", "at", "delay")
+    keys = ("s", "d", "r", "targeted", "lost", "sends", "at", "delay", "arrival")
     return out, [dict(zip(keys, m)) for m in out["messages"]]
 
 
@@ -87,16 +87,21 @@ def test_virtual_clock_columns_match_netem(tmp_path, warmup):
 
     # what each node must have logged, from netem's decisions
     sent, dropped, due = np.zeros((NP, ROUNDS)), np.zeros((NP, ROUNDS)), {}
+    reached_offline = np.zeros((NP, ROUNDS))  # arrived while the receiver was offline: never sent
     for m in msgs:
         if not m["targeted"] or offline[m["s"], m["r"]]:
             continue
+        if m["arrival"] >= 0 and offline[m["d"], m["arrival"]]:
+            reached_offline[m["d"], m["arrival"]] += 1
         if m["at"] >= 0:
             sent[m["s"], m["r"]] += 1
             due.setdefault((m["d"], m["at"]), []).append((m["s"], m["r"]))
         else:  # lost, the receiver offline when it would arrive, or due after the last round
             dropped[m["s"], m["r"]] += 1
     assert dropped.sum() > 0 and any(r < at for (_, at), ms in due.items() for _, r in ms), "no drop or no late message"
-    for name, want in (("online", 1 - offline), ("msgs_sent", sent), ("msgs_dropped", dropped)):
+    assert reached_offline.sum() > 0, "churn: no message reached an offline node"
+    for name, want in (("online", 1 - offline), ("msgs_sent", sent), ("msgs_dropped", dropped),
+                       ("msgs_offline", reached_offline)):
         assert (g[name] == want).all(), f"{name}: logged\n{g[name]}\nnetem says\n{want}"
     online = offline == 0
     assert ((g["msgs_sent"] + g["msgs_dropped"])[online] == FANOUT).all(), "an online node targets net.fanout peers"
@@ -214,3 +219,36 @@ def test_wall_clock_run_counts_consistently(tmp_path, warmup):
     for name in ("t_generate", "t_exchange", "t_train"):
         assert np.isfinite(g[name]).all() and (g[name] > 0).all(), f"{name}: {g[name]}"
     assert np.isfinite(g["grad_norm"]).all() and np.isfinite(g["loss"]).all()
+
+
+def test_wall_clock_churn_and_a_slow_node(tmp_path, warmup):
+    """Wall clock with churn and node 3 three times slower: the faster nodes' rounds run ahead
+    of node 3's, so ages counted as receiver round minus sender round went negative there;
+    they count on the receiver's clock and are never negative. Messages that reach a node
+    in a round it is offline are counted (msgs_offline), only in such rounds, and no node
+    counts more received + discarded messages than were sent to it."""
+    rounds = 8
+    out = run_swarm(tmp_path, "wall_churn", SHAPE + ["net.clock=wall", "net.latency=0.0001", "net.offline=0.3",
+                                                     "net.offline_len=2", "node.3.net.slowdown=3",
+                                                     f"swarm.rounds={rounds}", f"run.eval_every={EVAL_EVERY}"], warmup)
+    g = logs(out)
+    info, msgs = netem_expect(out)
+    offline = np.array(info["offline"])
+    assert info["wall"] and offline.any() and (g["online"] == 1 - offline).all()
+
+    used = g["external_used"] > 0
+    assert used[3].any(), "the slow node used no external group"
+    assert (g["external_age_min"][used] >= 0).all(), f"negative ages\n{g['external_age_min']}"
+    assert (g["external_age_min"][used] <= g["external_age_max"][used]).all()
+    assert (g["external_age_max"][used] <= np.tile(np.arange(rounds), (NP, 1))[used]).all()
+
+    assert (g["msgs_offline"][offline == 1] >= 0).all() and not g["msgs_offline"][offline == 0].any()
+    assert not g["msgs_received"][offline == 1].any(), "an offline node receives nothing"
+    assert g["msgs_offline"].sum() > 0, "churn discarded no message"
+    sent_to = np.zeros(NP)
+    for m in msgs:
+        if m["targeted"] and m["sends"]:
+            sent_to[m["d"]] += 1
+    assert g["msgs_sent"].sum() == sent_to.sum()
+    taken = g["msgs_received"].sum(axis=1) + g["msgs_offline"].sum(axis=1)
+    assert (taken <= sent_to).all(), f"received + discarded {taken}, sent to each node {sent_to}"

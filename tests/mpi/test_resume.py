@@ -4,6 +4,10 @@
   one line before anything is touched: every file byte-identical, every node file still opens.
 - A run killed with SIGKILL and resumed finishes (DONE, summary.json, every round logged) for
   each clock and transport; with the virtual clock its logs equal an uninterrupted run's.
+- A resume needs no original model.init: the run directory keeps it (a hard link, or a copy
+  from another filesystem) with its digest, and the resumed run equals an uninterrupted one
+  (grpo.kl: the reference policy is rebuilt from it); a file given on the resume command line
+  with another digest is refused with one line and exit 2, the right one is taken.
 - A corrupt model.init (truncated, a flipped byte, another shape; any one node's) is a config
   error before the run directory exists.
 - I/O errors (a full disk: /dev/full behind a marker's temporary file, a small tmpfs under the
@@ -13,8 +17,10 @@
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import h5py
@@ -243,19 +249,20 @@ def test_full_disk_at_a_marker(tmp_path, learner, straight, rendezvous, target, 
 
 
 def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight, rendezvous):
-    """--out on a small tmpfs with 256 KiB left: the node logs are created (24 KB each) but
+    """--out on a small tmpfs with 256 KiB left (beside the copies of model.init the run keeps
+    in init/, another filesystem's file): the node logs are created (24 KB each) but
     their first append (about 330 KB of chunks each) fails. The failing nodes stop logging and
     every rank stops at the first checkpoint with one line; nothing crashes in HDF5 (whose
     close of such a file fails), and the resumed run, which starts its logs again, finishes."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True, text=True)
     if m.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (mount: {m.stderr.strip()}): the full-disk case is untested")
     try:
         st = os.statvfs(mnt)
         with open(mnt / "filler", "wb") as f:
-            f.write(b"\0" * (st.f_bavail * st.f_frsize - 256 * 1024))
+            f.write(b"\0" * (st.f_bavail * st.f_frsize - 256 * 1024 - NP * (os.path.getsize(learner) + 4096)))
         out = mnt / "run"
         p = mpirun(start_args(out, learner), check=False, timeout=120)
         assert p.returncode == 1, p.stderr
@@ -269,3 +276,47 @@ def test_full_disk_in_the_logs_tmpfs(tmp_path, learner, straight, rendezvous):
         assert same_columns(straight("p2p"), out, COMPARED) is None, same_columns(straight("p2p"), out, COMPARED)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("where", ["same_fs", "dev_shm"])  # kept as a hard link / as a copy
+def test_resume_without_the_original_init(tmp_path, learner, where):
+    extra = ["grpo.kl=0.05"]  # a resumed node rebuilds its reference policy from model.init
+    straight = tmp_path / "straight"
+    mpirun(start_args(straight, learner, extra))
+    home = tmp_path if where == "same_fs" else tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        init = os.path.join(home, "warmup.ckpt")
+        shutil.copy(learner, init)
+        out = tmp_path / "run"
+        mpirun(start_args(out, init, extra))
+        kept = out / "init" / "node_0000.ckpt"
+        assert kept.exists() and (os.stat(kept).st_nlink > 1) == (where == "same_fs")
+        moved = tmp_path / "moved.ckpt"
+        shutil.move(init, moved)  # the init file is gone from where the run started it
+        (out / "DONE").unlink()  # as if killed after its last round: continues from ckpt/LATEST = 8
+        mpirun(["--resume", str(out), "--quiet"])
+        assert_finished(out)
+        assert same_columns(straight, out, COMPARED + ("kl",)) is None, same_columns(straight, out, COMPARED)
+
+        # without the kept files only a file with the recorded digest is taken
+        (out / "DONE").unlink()
+        for f in (out / "init").glob("*.ckpt"):
+            f.unlink()
+        before = snapshot(out)
+        p = mpirun(["--resume", str(out), "--quiet"], check=False)
+        assert p.returncode == 2, p.stderr
+        line = one_error(p)
+        assert f"cannot resume {out}: node 0: model.init: cannot open {init}" in line and "fnv1a64" in line, line
+        wrong = tmp_path / "wrong.ckpt"
+        corrupt(learner, wrong, "flipped")
+        p = mpirun(["--resume", str(out), f"model.init={wrong}", "--quiet"], check=False)
+        assert p.returncode == 2, p.stderr
+        line = one_error(p)
+        assert f"node 0: model.init: {wrong} has fnv1a64" in line and "not the file the run started from" in line, line
+        assert snapshot(out) == before, "a refused resume changed the run directory"
+        mpirun(["--resume", str(out), f"model.init={moved}", "--quiet"])
+        assert_finished(out)
+        assert same_columns(straight, out, COMPARED + ("kl",)) is None
+    finally:
+        if where != "same_fs":
+            shutil.rmtree(home, ignore_errors=True)

@@ -147,7 +147,8 @@ def test_summary_learning_window(tmp_path, warmup):
     for node in range(NP):
         entry = summary["per_node"][node]
         assert sorted(entry) == ["cum_reward_own", "cum_reward_train", "eval_last", "external_per_round", "node",
-                                 "own_first_window", "own_last_window", "rejected"], entry
+                                 "own_first_window", "own_last_window", "peak_private_mb", "private_estimate_mb",
+                                 "rejected"], entry
         assert entry["node"] == node
         own, train = column(out, node, "reward_own"), column(out, node, "reward_train")
         assert abs(entry["cum_reward_own"] - own.sum()) < 1e-9, (node, entry, own)

@@ -7,7 +7,8 @@
  *   tool_netem_expect RUN_DIR/config.ini N_NODES
  *
  * {"nodes": N, "rounds": R, "wall": 0|1, "offline": [[0|1 per round] per node],
- *  "messages": [[s, d, r, targeted, lost, sends, delivery_round, delay], ...]}   (s != d) */
+ *  "messages": [[s, d, r, targeted, lost, sends, delivery_round, delay, arrival_round], ...]}
+ *  (s != d) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -45,9 +46,9 @@ int main(int argc, char** argv) {
         for (int d = 0; d < n; d++)
             for (int r = 0; r < ne->rounds; r++) {
                 if (s == d) continue;
-                printf("%s\n  [%d, %d, %d, %d, %d, %d, %d, %.17g]", first ? "" : ",", s, d, r, netem_targets(ne, s, d, r),
-                       netem_dropped(ne, s, d, r), netem_sends(ne, s, d, r), netem_delivery_round(ne, s, d, r),
-                       netem_delay(ne, s, d, r));
+                printf("%s\n  [%d, %d, %d, %d, %d, %d, %d, %.17g, %d]", first ? "" : ",", s, d, r,
+                       netem_targets(ne, s, d, r), netem_dropped(ne, s, d, r), netem_sends(ne, s, d, r),
+                       netem_delivery_round(ne, s, d, r), netem_delay(ne, s, d, r), netem_arrival_round(ne, s, d, r));
                 first = 0;
             }
     printf("]}\n");

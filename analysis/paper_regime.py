@@ -1,0 +1,447 @@
+"""The paper-regime report: the +94% in the paper's own regime, with the controls that decide
+(results/paper-regime/; the plan and the calibration are in its README.md).
+
+Usage:
+  python3 -m analysis.paper_regime SUMMARY_DIR -o OUT_DIR [--costs FILE] [--machine TEXT]
+      [--seeds 1,2,3,4] [--last-k 5] [--window 100]
+
+  SUMMARY_DIR  ARM-SPLIT-sSEED.npz summaries (analysis.summarize) of the arms paper (8L0E
+               6L2E 4L4E 2L6E 4L0E), positive_only 4L4E, ftis 4L4E, ownpos 8L0E, frozen 8L0E 4L4E
+
+Writes OUT_DIR/REPORT.md and OUT_DIR/fig_*.png. Every comparison is paired by seed (same
+warm-up, same question streams) with a Student t 95% CI; the primary family (the question's
+(a) and (c) on the training-batch and own reward) is Holm-corrected, and every null says the
+smallest effect it could have detected (80% power). A missing run is a warning and leaves its
+comparisons with fewer seeds, never a crash. Deterministic output: no dates."""
+import argparse
+import csv
+import math
+import os
+import sys
+
+import numpy as np
+
+from . import figures
+from .errors import AnalysisError
+from .grouping import node_split
+from .metrics import eval_curve, moving_average
+from .minipaper import NAME, scan, sha256
+from .noise import white_noise
+from .paired import holm, mde, mean_sd, p_value, paired
+from .paper import PAPER_CHANGES
+from .report import fmt, table
+from .runs import load_summary
+
+ARMS = {  # arm: its splits
+    "paper": ("8L0E", "6L2E", "4L4E", "2L6E", "4L0E"),
+    "positive_only": ("4L4E",),
+    "ftis": ("4L4E",),
+    "ownpos": ("8L0E",),
+    "frozen": ("8L0E", "4L4E"),
+}
+START = 10      # "the start": rounds 0-9
+END = 100       # "the end": the last 100 rounds
+SPLIT_LABEL = {"8L0E": "8/0", "6L2E": "6/2", "4L4E": "4/4", "2L6E": "2/6", "4L0E": "4/0"}
+
+# (name, metric, arm A, split A, arm B, split B): A - B paired by seed. The family follows the
+# question's wording: (a) sharing vs 8/0 on the training batch; (c) sharing vs 8/0 on own reward
+# under ratio 1 and under each correction, 4/4 against its own-generation control 4/0, each
+# correction against ratio 1 at 4/4, and the ownpos control against 8/0.
+PRIMARY = [
+    ("(a) 6/2 vs 8/0", "train", "paper", "6L2E", "paper", "8L0E"),
+    ("(a) 4/4 vs 8/0", "train", "paper", "4L4E", "paper", "8L0E"),
+    ("(a) 2/6 vs 8/0", "train", "paper", "2L6E", "paper", "8L0E"),
+    ("(c) 6/2 vs 8/0", "own", "paper", "6L2E", "paper", "8L0E"),
+    ("(c) 4/4 vs 8/0", "own", "paper", "4L4E", "paper", "8L0E"),
+    ("(c) 2/6 vs 8/0", "own", "paper", "2L6E", "paper", "8L0E"),
+    ("(c) 4/4 vs 4/0", "own", "paper", "4L4E", "paper", "4L0E"),
+    ("(c) positive_only 4/4 vs 8/0", "own", "positive_only", "4L4E", "paper", "8L0E"),
+    ("(c) ftis 4/4 vs 8/0", "own", "ftis", "4L4E", "paper", "8L0E"),
+    ("(c) positive_only 4/4 vs paper 4/4", "own", "positive_only", "4L4E", "paper", "4L4E"),
+    ("(c) ftis 4/4 vs paper 4/4", "own", "ftis", "4L4E", "paper", "4L4E"),
+    ("(c) ownpos 8/0 vs paper 8/0", "own", "ownpos", "8L0E", "paper", "8L0E"),
+]
+# the same comparisons on held-out pass@1 (secondary, Holm-corrected as their own family)
+SECONDARY = [(n.replace("(c) ", ""), "pass", a, sa, b, sb) for n, m, a, sa, b, sb in PRIMARY if m == "own"]
+METRIC_LABEL = {"train": "cumulative training-batch reward", "own": "cumulative own reward",
+                "pass": "held-out pass@1, last K evaluations", "learn": "own reward, last 100 rounds - rounds 0-9"}
+
+
+class Entry:
+    def __init__(self, arm, split, seed, path):
+        self.arm, self.split, self.seed, self.path = arm, split, seed, path
+        self.run = load_summary(path)
+        self.status = "used" if self.run.complete else f"incomplete: {self.run.n_rounds} of {self.run.expected_rounds} rounds"
+
+
+def samples_per_round(run):
+    """I x L of node 0 (every node of these runs has the same split)."""
+    local = node_split(run)[0][0] or 0
+    try:
+        completions = int(run.config.node_get(0, "grpo.completions", 8))
+    except (TypeError, ValueError):
+        completions = 8
+    return local * completions
+
+
+def run_values(run, last_k, window):
+    own, train = run.per_node["reward_own"], run.per_node["reward_train"]
+    ev = eval_curve(run)
+    mean_own = own.mean(axis=0)
+    v = dict(own=float(own.sum()), train=float(train.sum()), own_start=float(mean_own[:START].mean()),
+             own_end=float(mean_own[-END:].mean()),
+             pass0=float(ev["mean"][0]) if ev["rounds"].size and ev["rounds"][0] == 0 else float("nan"),
+             pass_=float(np.mean(ev["mean"][-last_k:])) if ev["rounds"].size else float("nan"),
+             ext_used=float(np.nanmean(run.node_mean["external_used"])) if "external_used" in run.node_mean else float("nan"),
+             format=float(np.nanmean(run.node_mean["format_rate"])) if "format_rate" in run.node_mean else float("nan"))
+    v["learn"] = v["own_end"] - v["own_start"]
+    v["pass"] = v.pop("pass_")
+    v["noise"] = white_noise(own, window, samples_per_round(run))
+    return v
+
+
+class Study:
+    def __init__(self, summary_dir, seeds, last_k, window):
+        found, self.ignored = scan(summary_dir)
+        self.seeds, self.last_k, self.window, self.warnings = list(seeds), last_k, window, []
+        self.entries = {}
+        for (arm, split, seed), path in sorted(found.items()):
+            if arm not in ARMS or split not in ARMS[arm] or seed not in self.seeds:
+                self.ignored.append(os.path.basename(path))
+                continue
+            e = Entry(arm, split, seed, path)
+            if not e.run.complete:
+                self.warnings.append(f"{e.path}: {e.status}; left out")
+            else:
+                e.values = run_values(e.run, last_k, window)
+            self.entries[(arm, split, seed)] = e
+        for arm, splits in ARMS.items():
+            for split in splits:
+                for seed in self.seeds:
+                    if (arm, split, seed) not in self.entries:
+                        self.warnings.append(f"{arm}-{split}-s{seed}.npz: missing")
+
+    def values(self, arm, split, key):
+        return {s: e.values[key] for (a, sp, s), e in self.entries.items()
+                if a == arm and sp == split and hasattr(e, "values")}
+
+    def compare(self, key, a, sa, b, sb):
+        p = paired(self.values(a, sa, key), self.values(b, sb, key))
+        p["p"] = p_value(p)
+        p["mde"] = mde(p["sd"], p["n"])
+        return p
+
+
+def signed(x, d):
+    return "–" if not np.isfinite(x) else f"{x:+.{d}f}"
+
+
+def rel(p):
+    if not np.isfinite(p["rel"]):
+        return "–"
+    if not np.isfinite(p["rel_lo"]):
+        return f"{100 * p['rel']:+.1f}%"
+    return f"{100 * p['rel']:+.1f}% [{100 * p['rel_lo']:+.1f}, {100 * p['rel_hi']:+.1f}]"
+
+
+def pv(x):
+    return "–" if not np.isfinite(x) else (f"{x:.3f}" if x >= 0.001 else "<0.001")
+
+
+def family_table(study, family, digits):
+    ps = {name: study.compare(m, a, sa, b, sb) for name, m, a, sa, b, sb in family}
+    adj = holm({k: p["p"] for k, p in ps.items()})
+    rows = []
+    for name, m, a, sa, b, sb in family:
+        p = ps[name]
+        padj, rejected = adj.get(name, (float("nan"), False))
+        if p["n"] < 2:
+            verdict = "untestable (fewer than 2 paired seeds)"
+        elif rejected:
+            verdict = "**significant after Holm**"
+        else:
+            verdict = f"not significant after Holm (MDE {signed(p['mde'], digits)}, {pct_of(p['mde'], p['base'])})"
+        rows.append([name, METRIC_LABEL[m], p["n"], fmt(p["base"], digits), signed(p["mean"], digits), rel(p),
+                     pv(p["p"]), pv(padj), verdict])
+    return ps, table(["comparison", "metric", "n", "reference mean", "mean difference", "relative change [95% CI]",
+                      "p", "Holm p", "verdict"], rows, ["l", "l", "r", "r", "r", "r", "r", "r", "l"])
+
+
+def pct_of(x, base):
+    return "–" if not (np.isfinite(x) and np.isfinite(base) and base) else f"{100 * x / abs(base):.1f}% of the reference"
+
+
+# ---- sections -------------------------------------------------------------------------------
+
+def section_provenance(study, costs, machine, argv):
+    lines = ["## Provenance",
+             "Runs: `SEEDS=\"...\" experiments/paper-regime/run.sh build/sapo` (8 ranks a run, 1000 rounds, one warm-up "
+             "`sapo pretrain experiments/paper-regime/base.ini`); summaries: `python3 -m analysis.summarize RUN -o "
+             "results/paper-regime/summaries` (run.sh does it after each run).",
+             f"This report: `python3 -m analysis.paper_regime {' '.join(argv)}`.",
+             f"Machine: {machine or 'not stated (--machine)'}."]
+    commits = sorted({r["commit"] for r in costs.values()}) if costs else []
+    if commits:
+        lines.append(f"Commits of the sapo binary per run (costs.csv): {', '.join(commits)}; between them src/ changed "
+                     f"no byte-level result (scripts/compare_binaries.sh prints ALL SAME).")
+    rows = []
+    for (arm, split, seed), e in sorted(study.entries.items(), key=lambda kv: (list(ARMS).index(kv[0][0]), kv[0][1], kv[0][2])):
+        c = costs.get(f"{arm}-{split}-s{seed}", {}) if costs else {}
+        rows.append([f"`{os.path.basename(e.path)}`", e.run.n_rounds, e.status, c.get("seconds", "–"), c.get("commit", "–"),
+                     sha256(e.path)])
+    lines.append(table(["summary", "rounds", "status", "run seconds", "commit", "sha256[:12]"], rows,
+                       ["l", "r", "l", "r", "l", "l"]))
+    if study.warnings:
+        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in study.warnings))
+    return "\n\n".join(lines)
+
+
+def section_regime(study):
+    rows = []
+    for arm, splits in ARMS.items():
+        for split in splits:
+            vals = {k: mean_sd(study.values(arm, split, k).values()) for k in
+                    ("own_start", "own_end", "learn", "pass0", "pass", "format", "ext_used")}
+            rows.append([arm, SPLIT_LABEL[split], vals["own_start"][2]] +
+                        [f"{fmt(vals[k][0], 4)} ± {fmt(vals[k][1], 4)}" for k in ("own_start", "own_end", "learn")] +
+                        [f"{fmt(vals[k][0], 3)}" for k in ("pass0", "pass", "format", "ext_used")])
+    p = study.compare("learn", "paper", "8L0E", "frozen", "8L0E")
+    q = study.compare("pass", "paper", "8L0E", "frozen", "8L0E")
+    return "\n\n".join([
+        "## The regime, and whether the baseline learns",
+        f"Own reward is the node-mean per-round reward on the node's own completions. Learning is measured from "
+        f"the start (rounds 0-{START - 1}, the policy the warm-up made), not from a later dip: own reward over the "
+        f"last {END} rounds minus rounds 0-{START - 1}, mean ± sd over seeds. Held-out pass@1 is at round 0 "
+        f"(`run.eval_first`, before any step) and the mean of the last {study.last_k} evaluations. format: share of "
+        f"answers with extractable tags; external used: received groups in the training batch a round (at most J; the "
+        f"zero-advantage filter drops the received groups whose rewards are all equal).",
+        table(["arm", "split", "seeds", f"own 0-{START - 1}", f"own last {END}", "learning", "pass@1 r0",
+               f"pass@1 last {study.last_k}", "format", "external used"], rows),
+        f"Does the 8/0 baseline learn beyond what an unchanged policy shows? paper 8/0 minus frozen 8/0 (paired by "
+        f"seed): learning {signed(p['mean'], 4)} [{signed(p['lo'], 4)}, {signed(p['hi'], 4)}] (n = {p['n']}, p = "
+        f"{pv(p['p'])}); held-out pass@1 {signed(q['mean'], 4)} [{signed(q['lo'], 4)}, {signed(q['hi'], 4)}] "
+        f"(p = {pv(q['p'])}). The paper's 8/0 runs at 0.035 a round."])
+
+
+def section_headline(study):
+    rows = []
+    for split in ("6L2E", "4L4E", "2L6E"):
+        t = study.compare("train", "paper", split, "paper", "8L0E")
+        o = study.compare("own", "paper", split, "paper", "8L0E")
+        lift = study.compare("train", "frozen", split, "frozen", "8L0E") if split in ARMS["frozen"] else None
+        # a share of a change only means something when the learning arm's change is an increase
+        share = (f"{100 * lift['mean'] / t['mean']:.0f}%" if lift and np.isfinite(lift["mean"]) and t["mean"] > 0
+                 else "–")
+        rows.append([SPLIT_LABEL[split], PAPER_CHANGES[SPLIT_LABEL[split]], rel(t), rel(lift) if lift else "not run",
+                     share, rel(o)])
+    return "\n\n".join([
+        "## The headline in one table",
+        "Relative changes against 8/0 of the same arm and seed, mean over seeds [95% CI]. The training-batch "
+        "reward is what genrl logs (`train/rewards`: own and external groups after the zero-advantage filter). "
+        "The frozen lift is the same comparison on frozen policies (`grpo.frozen`: no step; generation, sharing, "
+        "filter and logging unchanged): what the filter adds to the training-batch mean with no learning at all. "
+        "'lift share' is the frozen lift's mean difference over the learning arm's (only when the learning arm's "
+        "change is an increase).",
+        table(["split", "paper (training batch)", "ours: training batch", "frozen lift (training batch)", "lift share",
+               "ours: own reward"], rows)])
+
+
+def section_family(study, title, family, digits, note):
+    ps, text = family_table(study, family, digits)
+    return f"## {title}\n\n{note}\n\n{text}", ps
+
+
+def ratio(a, b):
+    return a / b if b > 0 else float("nan")  # a flat run has no noise to compare with
+
+
+def section_noise(study):
+    rows = []
+    for arm, splits in ARMS.items():
+        for split in splits:
+            es = [e for (a, sp, _), e in study.entries.items() if a == arm and sp == split and hasattr(e, "values")]
+            if not es:
+                continue
+            n = [e.values["noise"] for e in es]
+            rows.append([arm, SPLIT_LABEL[split], len(es), samples_per_round(es[0].run),
+                         fmt(np.mean([x["osc"] for x in n]), 4), fmt(np.mean([x["osc_null"] for x in n]), 4),
+                         fmt(np.mean([ratio(x["osc"], x["osc_null"]) for x in n]), 2),
+                         fmt(np.mean([x["band"] for x in n]), 4), fmt(np.mean([x["band_null"] for x in n]), 4),
+                         fmt(np.mean([ratio(x["band"], x["band_null"]) for x in n]), 2),
+                         fmt(np.mean([x["resid_sd"] for x in n]), 4), fmt(np.mean([x["binom_sd"] for x in n]), 4)])
+    return "\n\n".join([
+        "## Oscillation and band width against white noise",
+        f"Own reward, moving average of {study.window} rounds. Oscillation: sd of the node-mean moving average around "
+        f"its straight line; band: mean over rounds of max - min of the nodes' moving averages. 'noise' is the "
+        f"expectation when each node's residuals around its own straight line are shuffled in time (200 shuffles): "
+        f"sampling noise of I x L completions a round and nothing slower. Ratios near 1 mean the shape is noise; "
+        f"the residual sd is set beside the binomial sqrt(p(1-p)/(I x L)) of I x L independent completions. A "
+        f"residual sd above it means the completions of a group are not independent samples (they answer the same "
+        f"question, and tasks differ widely in difficulty): the noise is that of fewer, clustered samples. Means over "
+        f"seeds; no test: a descriptive check of what the shape findings can mean.",
+        table(["arm", "split", "seeds", "I x L", "oscillation", "noise", "ratio", "band", "noise", "ratio",
+               "residual sd", "binomial sd"], rows)])
+
+
+def section_tasks(study):
+    labels = []
+    for e in study.entries.values():
+        labels += [l for l in e.run.task_labels if l not in labels]
+    cols = [(a, s) for a, ss in ARMS.items() for s in ss]
+    rows_own, rows_eval = [], []
+    for label in labels:
+        own_row, eval_row = [label], [label]
+        for arm, split in cols:
+            own, ev = [], []
+            for (a, sp, _), e in study.entries.items():
+                if a != arm or sp != split or not hasattr(e, "values"):
+                    continue
+                if label in e.run.task_labels and np.isfinite(e.run.task_mean[:, e.run.task_labels.index(label)]).any():
+                    own.append(float(np.nanmean(e.run.task_mean[:, e.run.task_labels.index(label)])))
+                if label in e.run.eval_task_labels:
+                    col = e.run.eval_task_mean[:, e.run.eval_task_labels.index(label)]
+                    col = col[np.isfinite(col)][-study.last_k:]
+                    if col.size:
+                        ev.append(float(col.mean()))
+            own_row.append(fmt(mean_sd(own)[0], 3))
+            eval_row.append(fmt(mean_sd(ev)[0], 3))
+        if any(c != "–" for c in own_row[1:] + eval_row[1:]):  # tasks these runs never ask are left out
+            rows_own.append(own_row)
+            rows_eval.append(eval_row)
+    head = ["task"] + [f"{a} {SPLIT_LABEL[s]}" for a, s in cols]
+    return "\n\n".join(["## Per task",
+                        "Own reward per task, mean over rounds and seeds (rounds where a node was asked the task):",
+                        table(head, rows_own),
+                        f"Held-out pass@1 per task, mean of the last {study.last_k} evaluations, mean over seeds:",
+                        table(head, rows_eval)])
+
+
+# ---- figures -------------------------------------------------------------------------------
+
+def smooth_from_zero(y, w):
+    """Trailing mean over up to the last w rounds, defined from round 0 (expanding at the start)."""
+    c = np.cumsum(np.concatenate([[0.0], y]))
+    idx = np.arange(1, y.size + 1)
+    lo = np.maximum(0, idx - w)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+def curves_figure(study, out_dir, name, series, title):
+    """Small multiples: own reward, training-batch reward, held-out pass@1 (one panel each);
+    one line per (arm, split) in series, the mean over seeds, shaded between the seeds' min and max."""
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.9), squeeze=False)
+    axes = axes[0]
+    for i, (arm, split) in enumerate(series):
+        es = [e for (a, sp, _), e in sorted(study.entries.items()) if a == arm and sp == split and hasattr(e, "values")]
+        if not es:
+            continue
+        color, label = f"C{i}", f"{arm} {SPLIT_LABEL[split]} ({len(es)} seeds)"
+        for ax, metric in zip(axes[:2], ("reward_own", "reward_train")):
+            ys = np.stack([smooth_from_zero(e.run.per_node[metric].mean(axis=0), 50) for e in es])
+            ax.plot(es[0].run.rounds, ys.mean(axis=0), color=color, lw=1.3, label=label)
+            ax.fill_between(es[0].run.rounds, ys.min(axis=0), ys.max(axis=0), color=color, alpha=0.15, lw=0)
+        evs = [eval_curve(e.run) for e in es]
+        n = min(ev["rounds"].size for ev in evs)
+        ys = np.stack([ev["mean"][:n] for ev in evs])
+        axes[2].plot(evs[0]["rounds"][:n], ys.mean(axis=0), "o-", color=color, ms=3, lw=1.2, label=label)
+        axes[2].fill_between(evs[0]["rounds"][:n], ys.min(axis=0), ys.max(axis=0), color=color, alpha=0.15, lw=0)
+    for ax, t in zip(axes, ("own reward (trailing mean, 50 rounds)", "training-batch reward (trailing mean, 50 rounds)",
+                            "held-out pass@1 (every 50 rounds, from round 0)")):
+        ax.set_title(t, fontsize=10)
+        ax.set_xlabel("round")
+        ax.set_xlim(0, None)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=11)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.savefig(os.path.join(out_dir, name), dpi=figures.DPI)
+    plt.close(fig)
+    return name
+
+
+def changes_figure(study, primary_ps, out_dir):
+    paper = {"6L2E": 0.52, "4L4E": 0.94, "2L6E": 0.68}
+    rows_a = []
+    for name, m, a, sa, b, sb in PRIMARY[:3]:
+        lift = study.compare("train", "frozen", sa, "frozen", "8L0E") if sa in ARMS["frozen"] else None
+        by = {"ours": primary_ps[name], "paper (no CI)": dict(rel=paper[sa], rel_lo=float("nan"))}
+        if lift:
+            by["frozen lift"] = lift
+        rows_a.append((name.replace("(a) ", ""), by))
+    rows_c = [(name.replace("(c) ", ""), {"ours": primary_ps[name]}) for name, m, *_ in PRIMARY if m == "own"]
+    rows_p = [(name, {"ours": study.compare("pass", a, sa, b, sb)}) for name, m, a, sa, b, sb in SECONDARY]
+    return figures.paired_changes([("(a)/(b) training-batch reward", rows_a), ("(c) own reward", rows_c),
+                                   ("(c) held-out pass@1", rows_p)], ["ours", "frozen lift", "paper (no CI)"], out_dir,
+                                  "fig_changes.png", "Paired changes by seed, mean and 95% CI (paper regime)")
+
+
+# ---- the report ----------------------------------------------------------------------------
+
+def read_costs(path):
+    if not path:
+        return {}
+    try:
+        with open(path, newline="") as f:
+            return {r["run"]: r for r in csv.DictReader(f)}  # a resumed run's last line wins
+    except (OSError, KeyError, csv.Error) as e:
+        raise AnalysisError(f"{path}: cannot read the costs table ({e})") from None
+
+
+def build(summary_dir, out_dir, costs=None, machine=None, seeds=(1, 2, 3, 4), last_k=5, window=100, argv=()):
+    study = Study(summary_dir, seeds, last_k, window)
+    os.makedirs(out_dir, exist_ok=True)
+    costs_rows = read_costs(costs)
+    primary_text, primary_ps = section_family(
+        study, "Primary family: (a) and (c), Holm-corrected", PRIMARY, 2,
+        "Cumulative reward: the sum over nodes and rounds of a node's per-round mean reward (a mean per completion, so "
+        "splits with fewer own groups are not penalised by construction). Paired by seed; p from the paired t test; "
+        "Holm's correction across these twelve; a null gives its minimum detectable effect (two-sided 5%, 80% power).")
+    secondary_text, _ = section_family(study, "Secondary family: held-out pass@1", SECONDARY, 3,
+                                       "The (c) comparisons on held-out pass@1 (questions never asked in training), "
+                                       "Holm-corrected among themselves.")
+    figs = [curves_figure(study, out_dir, "fig_paper_arm.png", [("paper", s) for s in ARMS["paper"]],
+                          "The paper's arm (ratio 1): the four splits and the 4/0 control, from round 0"),
+            curves_figure(study, out_dir, "fig_controls.png",
+                          [("paper", "4L4E"), ("positive_only", "4L4E"), ("ftis", "4L4E"), ("frozen", "4L4E"),
+                           ("paper", "8L0E"), ("ownpos", "8L0E"), ("frozen", "8L0E")],
+                          "The controls: 4/4 under each correction and frozen, 8/0 with own negatives dropped and frozen")]
+    fig = changes_figure(study, primary_ps, out_dir)
+    parts = ["# The paper-regime study: +94% in the paper's own regime", section_provenance(study, costs_rows, machine, argv),
+             section_headline(study), f"![paired changes]({fig[0]})\n\n{fig[1]}", primary_text, secondary_text,
+             section_regime(study)] + [f"![{f}]({f})" for f in figs] + [section_noise(study), section_tasks(study),
+             "## Not tested\n\nQuantities that hold by construction get no test: own reward per 1,000 completions "
+             "(it scales as 8/I with the split), completions generated, the frozen lift's sign (the filter keeps "
+             "only external groups with a success). They are described, not tested."]
+    with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
+        f.write("\n\n".join(parts) + "\n")
+    return study
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(prog="python3 -m analysis.paper_regime", description=__doc__.split("\n\n")[0])
+    ap.add_argument("summary_dir")
+    ap.add_argument("-o", "--out", required=True)
+    ap.add_argument("--costs", help="costs.csv (run,seconds,status,commit) of experiments/paper-regime/run.sh")
+    ap.add_argument("--machine", help="the machine the runs ran on, for the provenance line")
+    ap.add_argument("--seeds", default="1,2,3,4")
+    ap.add_argument("--last-k", type=int, default=5)
+    ap.add_argument("--window", type=int, default=100)
+    a = ap.parse_args(argv)
+    try:
+        seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
+    except ValueError:
+        print(f"--seeds {a.seeds!r}: expected comma-separated integers", file=sys.stderr)
+        return 2
+    try:
+        build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.window, argv)
+    except AnalysisError as e:
+        print(f"analysis.paper_regime: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
