@@ -388,6 +388,7 @@ static int open_column(H5Log* log, int c, char* err, size_t errlen) {
     int want_float = c < 0 ? 0 : is_float_kind(log->kinds[c]);
     int want_len = c < 0 ? 0 : vec_len(log, c);
     hid_t d = H5Dopen2(log->file, name, H5P_DEFAULT);
+    if (d < 0 && c >= 0) return 1; /* a column this version logs and the log's writer did not: added later */
     if (d < 0) return h5fail(err, errlen, log->path, "has no dataset \"%s\": the log's columns differ from this run's", name);
     if (c < 0)
         log->round_dset = d;
@@ -432,8 +433,13 @@ H5Log* h5log_open_append(const char* path, const H5LogColumn* columns, int n_col
     }
     H5Log* log = log_new(path, file, columns, n_columns);
     int64_t* rounds = NULL;
-    int rc = open_column(log, -1, err, errlen);
-    for (int c = 0; c < n_columns && !rc; c++) rc = open_column(log, c, err, errlen);
+    int rc = open_column(log, -1, err, errlen), n_missing = 0;
+    int* missing = mallocCheck(sizeof(int) * (size_t)(n_columns > 0 ? n_columns : 1));
+    for (int c = 0; c < n_columns && !rc; c++) {
+        int r = open_column(log, c, err, errlen);
+        if (r == 1) missing[n_missing++] = c;
+        else rc = r;
+    }
     if (!rc) {
         ExtraScan scan = {.log = log, .extra = ""};
         hsize_t idx = 0;
@@ -443,6 +449,21 @@ H5Log* h5log_open_append(const char* path, const H5LogColumn* columns, int n_col
             rc = set_error(err, errlen, "h5log: %s: has dataset \"%s\" that this run does not log: the log's columns differ from this run's",
                            path, scan.extra);
     }
+    /* A log written by an older sapo lacks the columns added since: they are created now,
+     * their earlier rows the fill value (NaN, or -1 for integers: "not logged"), so a run
+     * resumes across versions. Only once every other check passed: a refused log is untouched. */
+    int64_t round_rows = rc ? -1 : dataset_rows(log->round_dset);
+    for (int i = 0; i < n_missing && !rc; i++) {
+        int c = missing[i];
+        hid_t d = round_rows < 0 ? -1 : dataset_create(file, log->names[c], is_float_kind(log->kinds[c]), vec_len(log, c));
+        const H5LogColumn* col = &columns[c];
+        if (d < 0 || set_rows(d, vec_len(log, c), (hsize_t)round_rows) ||
+            (col->help && write_string_attr(d, "help", col->help)) ||
+            (col->labels && write_labels_attr(d, col->labels, col->length)))
+            rc = h5fail(err, errlen, path, "cannot add dataset \"%s\" (a column this version logs) to the log", log->names[c]);
+        log->dsets[c] = d;
+    }
+    free(missing);
     /* Complete rows: /round is flushed last, but take the minimum anyway. */
     int64_t n = -1;
     for (int c = -1; c < n_columns && !rc; c++) {

@@ -63,8 +63,9 @@ void h5log_library_init(void);
  * h5log_open_append). Returns NULL with a one-line reason in err on failure. */
 H5Log* h5log_create(const char* path, const H5LogColumn* columns, int n_columns, char* err, size_t errlen);
 
-/* Reopens an existing log to continue a resumed run: checks it has exactly these columns
- * (name, kind, length), drops every row whose round is after `keep_through_round` (the
+/* Reopens an existing log to continue a resumed run: checks it has these columns (name,
+ * kind, length) and no other; a column the log lacks (one a newer sapo added) is created,
+ * its earlier rows NaN (-1 for integers), once every other check passed. Then it drops every row whose round is after `keep_through_round` (the
  * checkpoint round the run replays from; INT64_MAX keeps all, -1 drops all), clears the
  * "open for write" mark a killed writer leaves, walks every chunk index (a log a full disk
  * damaged is refused here, at once) and sets *last_round to the last round kept (-1 when no

@@ -1,6 +1,6 @@
 /* HDF5 round logs: 50 rows of known values (NaN, inf, -0.0, large int64, vectors) read back
  * bit for bit with the plain HDF5 C API; attributes; a resumed log cut after round 30 and
- * continued; the run index reaching 3 node files through external links; and every
+ * continued, and one continued by a version that logs a column more; the run index reaching 3 node files through external links; and every
  * misuse (bad column specs, unwritable paths, mismatched columns, late attributes, rounds
  * out of order) answered with a one-line error. */
 #include <hdf5.h>
@@ -243,7 +243,7 @@ static void test_resume(const char* path) {
     memcpy(cols, COLUMNS, sizeof cols);
     cols[0].name = "loss2";
     EXPECT(!h5log_open_append(path, cols, NCOL, INT64_MAX, &last, err, sizeof err), "a renamed column was accepted");
-    EXPECT_MSG(err, "has no dataset \"loss2\"");
+    EXPECT_MSG(err, "has dataset \"loss\" that this run does not log");
     check_file(path, KEEP + MORE + 1, KEEP, 5, "after refused reopens");
 
     /* Drop everything: the log restarts empty with its attributes. */
@@ -251,6 +251,34 @@ static void test_resume(const char* path) {
     EXPECT(log && last == -1 && h5log_rows(log) == 0, "drop-all reopen: last %lld (%s)", (long long)last, log ? "" : err);
     EXPECT(log && !append_round(log, 0, 1, err, sizeof err), "append after drop-all: %s", err);
     h5log_close(log);
+}
+
+/* A log written before a column existed resumes under the version that logs it: the column
+ * is created with its earlier rows NaN, and the next append fills it. */
+static void test_added_column(const char* dir) {
+    char err[512] = "", path[1024];
+    snprintf(path, sizeof path, "%s/older.h5", dir);
+    H5Log* log = h5log_create(path, COLUMNS, 1, err, sizeof err);
+    EXPECT(log, "create: %s", err);
+    H5LogValue one[2] = {{.f = 1.5}, {.f = 2.5}};
+    for (int64_t r = 0; r < 3 && log; r++) EXPECT(!h5log_append(log, r, one, err, sizeof err), "append: %s", err);
+    h5log_close(log);
+    const H5LogColumn newer[2] = {COLUMNS[0], {"added", H5LOG_F64, 0, "a column a later version logs", NULL}};
+    int64_t last = -7;
+    log = h5log_open_append(path, newer, 2, INT64_MAX, &last, err, sizeof err);
+    EXPECT(log, "a log lacking a newer column was refused: %s", err);
+    if (!log) return;
+    EXPECT(last == 2 && h5log_rows(log) == 3, "after adding a column: last %lld rows %lld", (long long)last,
+           (long long)h5log_rows(log));
+    EXPECT(!h5log_append(log, 3, one, err, sizeof err), "append after adding a column: %s", err);
+    h5log_close(log);
+    double got[8];
+    int64_t n = 0;
+    EXPECT(!h5log_read_column(path, "added", got, 8, &n, err, sizeof err), "read the added column: %s", err);
+    EXPECT(n == 4 && isnan(got[0]) && isnan(got[2]) && got[3] == 2.5, "added column: n %lld, %g %g %g", (long long)n,
+           got[0], got[2], got[3]);
+    EXPECT(!h5log_read_column(path, "loss", got, 8, &n, err, sizeof err) && n == 4 && got[0] == 1.5,
+           "the old column after the reopen: n %lld (%s)", (long long)n, err);
 }
 
 static void test_run_index(const char* dir) {
@@ -380,6 +408,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/node_0005.h5", dir);
     test_create_append(dir, path);
     test_resume(path);
+    test_added_column(dir);
     test_run_index(dir);
     test_errors(dir, path);
     char cmd[1100];
