@@ -15,7 +15,6 @@ smallest effect it could have detected (80% power). A missing run is a warning a
 comparisons with fewer seeds, never a crash. Deterministic output: no dates."""
 import argparse
 import csv
-import math
 import os
 import sys
 
@@ -24,8 +23,8 @@ import numpy as np
 from . import figures
 from .errors import AnalysisError
 from .grouping import node_split
-from .metrics import eval_curve, moving_average
-from .minipaper import NAME, scan, sha256
+from .metrics import eval_curve
+from .minipaper import scan, sha256, signed
 from .noise import white_noise
 from .paired import holm, mde, mean_sd, p_value, paired
 from .paper import PAPER_CHANGES
@@ -130,10 +129,6 @@ class Study:
         p["p"] = p_value(p)
         p["mde"] = mde(p["sd"], p["n"])
         return p
-
-
-def signed(x, d):
-    return "–" if not np.isfinite(x) else f"{x:+.{d}f}"
 
 
 def rel(p):
@@ -318,14 +313,6 @@ def section_tasks(study):
 
 # ---- figures -------------------------------------------------------------------------------
 
-def smooth_from_zero(y, w):
-    """Trailing mean over up to the last w rounds, defined from round 0 (expanding at the start)."""
-    c = np.cumsum(np.concatenate([[0.0], y]))
-    idx = np.arange(1, y.size + 1)
-    lo = np.maximum(0, idx - w)
-    return (c[idx] - c[lo]) / (idx - lo)
-
-
 def curves_figure(study, out_dir, name, series, title):
     """Small multiples: own reward, training-batch reward, held-out pass@1 (one panel each);
     one line per (arm, split) in series, the mean over seeds, shaded between the seeds' min and max."""
@@ -338,7 +325,7 @@ def curves_figure(study, out_dir, name, series, title):
             continue
         color, label = f"C{i}", f"{arm} {SPLIT_LABEL[split]} ({len(es)} seeds)"
         for ax, metric in zip(axes[:2], ("reward_own", "reward_train")):
-            ys = np.stack([smooth_from_zero(e.run.per_node[metric].mean(axis=0), 50) for e in es])
+            ys = np.stack([figures.trailing_mean(e.run.per_node[metric].mean(axis=0), 50) for e in es])
             ax.plot(es[0].run.rounds, ys.mean(axis=0), color=color, lw=1.3, label=label)
             ax.fill_between(es[0].run.rounds, ys.min(axis=0), ys.max(axis=0), color=color, alpha=0.15, lw=0)
         evs = [eval_curve(e.run) for e in es]

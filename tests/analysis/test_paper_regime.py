@@ -34,7 +34,7 @@ def test_paired_p_value():
 
 def test_holm_by_hand():
     # sorted 0.01, 0.03, 0.04 of m = 3: 3 x 0.01 = 0.03; max(0.03, 2 x 0.03) = 0.06; max(0.06, 0.04) = 0.06
-    out = holm({"a": 0.01, "b": 0.04, "c": 0.03, "skipped": float("nan")})
+    out = holm({"a": 0.01, "b": 0.04, "c": 0.03, "no_p_value": float("nan")})
     assert set(out) == {"a", "b", "c"}
     assert out["a"] == (pytest.approx(0.03), True)
     assert out["c"] == (pytest.approx(0.06), False)
@@ -90,7 +90,7 @@ def test_primary_family_numbers(report):
     assert "| +5.00 |" in row(text, "| (a) 6/2 vs 8/0 |")
     # an arm equal to its reference: difference 0, p = 1, a null with its detectable effect
     r = row(text, "| (c) ftis 4/4 vs paper 4/4 |")
-    assert "+0.00" in r and "| 1.000 |" in r and "not significant after Holm" in r
+    assert "| 0.00 |" in r and "| 1.000 |" in r and "not significant after Holm" in r
     # the missing ownpos seed: two pairs left
     assert "| 2 |" in row(text, "| (c) ownpos 8/0 vs paper 8/0 |")
     assert "ownpos-8L0E-s3.npz: missing" in text
