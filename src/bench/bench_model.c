@@ -12,12 +12,13 @@
 
 #include "bench/bench.h"
 #include "bench/bench_process.h"
+#include "bench/bench_sgemm_peak.h"
 #include "bench/bench_timer.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/clock.h"
 #include "core/rng.h"
-#include "model/cpu_layers.h"
+#include "model/product_profile.h"
 #include "model/generate.h"
 #include "model/gpt.h"
 
@@ -58,31 +59,6 @@ static void generate_batch(void* arg) {
     RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
     s->generated += model_generate(s->m, s->prompts, s->gen.max_new_tokens + 1, s->prompt_lens, s->B, &s->gen, &rng,
                                    s->out, s->out_lens);
-}
-
-/* Single-thread (or --threads) sgemm rate on square matrices: the best of three sizes. */
-static double sgemm_peak_gflops(int repeats) {
-    double best = 0.0;
-    int sizes[3] = {256, 512, 1024};
-    for (int k = 0; k < 3; k++) {
-        int n = sizes[k];
-        float* a = mallocCheck(sizeof(float) * n * n);
-        float* b = mallocCheck(sizeof(float) * n * n);
-        float* c = mallocCheck(sizeof(float) * n * n);
-        for (int i = 0; i < n * n; i++) a[i] = b[i] = 1e-3f * (float)(i % 97);
-        int reps = n <= 256 ? 20 * repeats : n <= 512 ? 4 * repeats : repeats;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double t0 = clock_now();
-        for (int r = 0; r < reps; r++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double gf = 2.0 * n * n * (double)n * reps / (clock_now() - t0) / 1e9;
-        printf("# sgemm %4d x %4d x %4d: %7.1f GFLOP/s\n", n, n, n, gf);
-        if (gf > best) best = gf;
-        free(a);
-        free(b);
-        free(c);
-    }
-    return best;
 }
 
 /* Runs the PyTorch side; fills tok/s for "train" and "generate" (0 when unavailable). */
@@ -140,10 +116,10 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
         s.targets[i] = (int)rng_below(&rng, 256);
         s.dlogprobs[i] = -1.0f / (float)BT;
     }
-    cpu_sgemm_profile = (SgemmProfile){.enabled = 1};
+    product_profile_reset(1);
     BenchTiming train = bench_time(train_step, &s, o->warmup, o->repeats);
-    double sgemm_s = cpu_sgemm_profile.seconds, sgemm_f = cpu_sgemm_profile.flops;
-    cpu_sgemm_profile.enabled = 0;
+    double sgemm_s = product_profile.seconds, sgemm_f = product_profile.flops;
+    product_profile_reset(0);
     int runs = o->warmup + o->repeats;
     double train_flops = 3.0 * gpt_forward_flops(&cfg, o->batch, o->ctx); /* backward = 2x forward */
     double train_tps = BT / train.avg;
@@ -308,7 +284,7 @@ int bench_model_main(int argc, char** argv) {
     printf("# train = forward + backward + AdamW on batch x context tokens; generate = prompt %d + %d new tokens "
            "per sequence, KV cache, temperature 1\n", o.prompt, o.new_tokens);
     printf("# %s\n", openblas_get_config());
-    double peak = sgemm_peak_gflops(o.repeats);
+    double peak = bench_sgemm_peak_gflops(o.repeats, stdout);
     printf("# sgemm peak: %.1f GFLOP/s%s\n", peak, o.on_gpu ? " (CPU OpenBLAS, for reference; mm columns are CPU-only)" : "");
     if (o.on_gpu && o.torch) printf("# the PyTorch side runs on the GPU too (--device cuda)\n");
     printf("#\n# %-12s %-8s %10s %8s %8s %8s %8s %8s %7s %7s %10s %8s\n", "model", "phase", "tok/s", "avg s", "min s",

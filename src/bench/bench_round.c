@@ -10,7 +10,8 @@
  *            a singleton, node_create with one node, writes DIR/init.ckpt (the initial
  *            weights) and DIR/round.json (every round's prompts and what the scorer needs,
  *            plus the settings), runs warm-up + timed node_rounds, writes DIR/ours.json
- *            (per-round phases from the RoundRecord, VmHWM)
+ *            (per-round phases from the RoundRecord, VmHWM, the timed rounds' matrix products
+ *            and the sgemm peak: bench_products.h)
  *   python   scripts/bench/torch_round_bench.py DIR: prints one JSON line per round + summary
  * Each side is a few stage functions called in order: the child's from child_main, the
  * parent's from bench_round_main (at the end). */
@@ -30,12 +31,15 @@
 
 #include "bench/bench.h"
 #include "bench/bench_process.h"
+#include "bench/bench_products.h"
+#include "bench/bench_sgemm_peak.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
 #include "model/checkpoint.h"
+#include "model/product_profile.h"
 #include "swarm/node.h"
 #include "swarm/node_config.h"
 #include "swarm/node_settings.h"
@@ -92,6 +96,7 @@ typedef struct {
     double peak_rss_mb, base_rss_mb;
     double completion_len, reward, train_tokens, format_rate; /* averages over timed rounds */
     char scorer[64], note[256];
+    BenchProducts products; /* ours only: where the matrix products' time went */
 } SideResult;
 
 /* ---------------------------------------------------------------- small helpers ---- */
@@ -341,6 +346,7 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
     int mismatch = 0;
     for (int r = 0; r < total; r++) {
         RoundRecord rec;
+        if (r == warmup) product_profile_reset(1); /* the timed rounds' products only */
         node_round(node, r, &rec);
         unsigned seen = 0;
         for (int t = 0; t < TASK_N_IDS; t++)
@@ -348,6 +354,9 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
         mismatch |= seen != asked[r];
         cJSON_AddItemToArray(per, round_record_json(r, r >= warmup, &rec));
     }
+    product_profile.enabled = 0;
+    cJSON_AddItemToObject(out, "products", bench_products_json(&product_profile, total - warmup,
+                                                               bench_sgemm_peak_gflops(1, NULL)));
     long hwm_kb = bench_status_kb("VmHWM");
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -457,6 +466,7 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     ours->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
     ours->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
     *mismatch = cJSON_IsTrue(cJSON_GetObjectItem(j, "prompts_mismatch"));
+    bench_products_read(&ours->products, cJSON_GetObjectItem(j, "products"));
     cJSON_Delete(j);
     return ours->ok ? 0 : -1;
 }
@@ -566,6 +576,12 @@ static void usage(FILE* out) {
             "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
             "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
             "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
+            "Under each config's rows, where our matrix products went in the timed rounds (CPU backend;\n"
+            "src/model/product_profile.h): per phase (generation = prefill and decode steps, set\n"
+            "against gen+score; passes = packed forward and backward passes, set against train) the\n"
+            "products' seconds per round and their share of the phase, and per kind (linear layers and\n"
+            "head; attention's per-head products) seconds, GFLOP/s, the share of this machine's sgemm\n"
+            "peak (square sgemm up to 1024, measured by the child after its rounds) and calls per round.\n"
             "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the venv next\n"
             "to this binary, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
             "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
@@ -733,6 +749,7 @@ static void round_print_rows(const char* label, const SideResult* ours, const Si
     Stat ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
     Stat rb = {torch->peak_rss_mb, NAN, NAN, 1};
     print_row(label, "peak RSS MB", &ra, &rb, have_t, 1);
+    bench_products_print(label, &ours->products, ours->gen.avg, ours->train.avg);
     fflush(stdout);
 }
 

@@ -8,43 +8,42 @@
 
 #include "model/det_attention.h"
 #include "model/det_matmul.h"
+#include "model/product_profile.h"
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
-SgemmProfile cpu_sgemm_profile = {0, 0.0, 0.0};
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+/* Every BLAS product of the model goes through here, so that the benchmarks can see where
+ * the products' time goes (model/product_profile.h). */
+static void blas_product(ProductKind kind, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                         const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+    double t0 = product_profile_start();
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    product_profile_add(kind, t0, 2.0 * M * N * K);
 }
 
-/* Every matrix product of the model goes through here, so the benchmark can measure the
- * share of time and the rate achieved in sgemm. */
+/* Attention's per-head products. */
 static void sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc) {
-    double t0 = cpu_sgemm_profile.enabled ? now_seconds() : 0.0;
-    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (cpu_sgemm_profile.enabled) {
-        cpu_sgemm_profile.seconds += now_seconds() - t0;
-        cpu_sgemm_profile.flops += 2.0 * M * N * K;
-    }
+    blas_product(PRODUCT_ATTENTION, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* y (M) = alpha op(A) x, attention's per-row products in a decode step */
+static void sgemv(CBLAS_TRANSPOSE ta, int M, int N, float alpha, const float* A, int lda, const float* x, float* y) {
+    double t0 = product_profile_start();
+    cblas_sgemv(CblasRowMajor, ta, M, N, alpha, A, lda, x, 1, 0.0f, y, 1);
+    product_profile_add(PRODUCT_ATTENTION, t0, 2.0 * M * N);
 }
 
 /* The model's linear layers: sgemm, or det_gemm in the deterministic mode (profiled alike). */
 static void gemm(int det, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, const float* A, int lda,
                  const float* B, int ldb, float beta, float* C, int ldc) {
     if (!det) {
-        sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+        blas_product(PRODUCT_LINEAR, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    double t0 = cpu_sgemm_profile.enabled ? now_seconds() : 0.0;
+    double t0 = product_profile_start();
     det_gemm(ta == CblasTrans, tb == CblasTrans, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-    if (cpu_sgemm_profile.enabled) {
-        cpu_sgemm_profile.seconds += now_seconds() - t0;
-        cpu_sgemm_profile.flops += 2.0 * M * N * K;
-    }
+    product_profile_add(PRODUCT_LINEAR, t0, 2.0 * M * N * K);
 }
 
 void encoder_forward(float* out, const int* inp, const int* pos, const float* wte, const float* wpe, int N, int C) {
@@ -341,20 +340,17 @@ void decode_attention_rows(float* y, float* scores, const float* q3, const float
         size_t kvh = (size_t)(h / l.group) * hs;
         const float* q = q3 + (size_t)i0 * R + h * hs;
         /* scores row r: [prompt keys | the row's own keys], ld T */
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, R, kp + kvh, KD, 0.0f,
-                              scores, T);
+        if (plen) sgemm(CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, R, kp + kvh, KD, 0.0f, scores, T);
         for (int r = 0; r < nr; r++) {
             int i = i0 + r, own = d->pos[i] - plen + 1;
             const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
             float* row = scores + (size_t)r * T;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, KD, q + (size_t)r * R, 1, 0.0f, row + plen, 1);
+            sgemv(CblasNoTrans, own, hs, scale, kr, KD, q + (size_t)r * R, row + plen);
             softmax_inplace(row, plen + own);
             const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
-            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, KD, row + plen, 1, 0.0f, y + (size_t)i * O + h * hs,
-                        1);
+            sgemv(CblasTrans, own, hs, 1.0f, vr, KD, row + plen, y + (size_t)i * O + h * hs);
         }
-        if (plen) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, scores, T, vp + kvh, KD,
-                              1.0f, y + (size_t)i0 * O + h * hs, O);
+        if (plen) sgemm(CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, scores, T, vp + kvh, KD, 1.0f, y + (size_t)i0 * O + h * hs, O);
     }
 }
 

@@ -11,14 +11,6 @@
 
 #include "model/det_math.h" /* exp_poly, softmax_row, layernorm_row, gelu_value: shared with the CUDA kernels */
 
-/* Time and FLOPs spent in sgemm while enabled (for `sapo bench model`). */
-typedef struct {
-    int enabled;
-    double seconds;
-    double flops;
-} SgemmProfile;
-extern SgemmProfile cpu_sgemm_profile;
-
 /* out (N,C) = wte[inp[i]] + wpe[pos[i]] */
 void encoder_forward(float* out, const int* inp, const int* pos, const float* wte, const float* wpe, int N, int C);
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, const int* pos, int N, int C);

@@ -10,6 +10,7 @@
 #include "core/rng.h"
 #include "model/det_math.h"
 #include "model/family.h"
+#include "model/product_profile.h"
 
 const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
     "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
@@ -242,7 +243,9 @@ void model_free(Model* m) {
 void model_forward_packed(Model* m, const PackedBatch* pb, float* logprobs) {
     char err[256];
     if (packed_check(m, pb, err, sizeof err)) sapo_die("forward: %s", err);
+    ProductPhase was = product_profile_enter(PRODUCT_PASSES);
     m->backend->forward(m, pb, logprobs);
+    product_profile_leave(was);
 }
 
 void model_forward(Model* m, const int* inputs, const int* targets, int B, int T, float* logprobs) {
@@ -256,7 +259,11 @@ void model_forward(Model* m, const int* inputs, const int* targets, int B, int T
     free(segs);
 }
 
-void model_backward(Model* m, const float* dlogprobs) { m->backend->backward(m, dlogprobs); }
+void model_backward(Model* m, const float* dlogprobs) {
+    ProductPhase was = product_profile_enter(PRODUCT_PASSES);
+    m->backend->backward(m, dlogprobs);
+    product_profile_leave(was);
+}
 
 void model_zero_grad(Model* m) { m->backend->zero_grad(m); }
 

@@ -13,6 +13,7 @@
 #include "model/family.h"
 #include "model/llama_layers.h"
 #include "model/llama_loop.h"
+#include "model/product_profile.h"
 #include "model/small_gemm.h"
 
 typedef struct {
@@ -226,7 +227,11 @@ static void op_decode_attention(void* ctx, float* y, const float* qkv, const flo
 static void op_decode_matmul(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                              int OC) {
     if (det_of(ctx) || N > SMALL_GEMM_MAX_ROWS) CPU_BLOCK_OPS.matmul_forward(ctx, out, inp, w, bias, N, IC, OC);
-    else small_gemm(out, inp, w, bias, N, IC, OC);
+    else {
+        double t0 = product_profile_start();
+        small_gemm(out, inp, w, bias, N, IC, OC);
+        product_profile_add(PRODUCT_LINEAR, t0, 2.0 * N * IC * OC);
+    }
 }
 
 static const LlamaOps LLAMA_CPU_OPS = {

@@ -32,6 +32,21 @@ for phase in 'gen+score s' 'train s' 'total s' 'peak RSS MB'; do
                  *) fail "row '$row': ratio '$7' has no x";; esac
 done
 [ "$(grep -c '^quick ' "$tmp/out")" -eq 4 ] || fail "expected exactly 4 table rows"
+# where the products went: a header with the sgemm peak, then generation and passes, each with
+# a share of its phase in (0, 100] and, per kind, a rate and a share of the peak
+grep -Eq '^# quick  matrix products per timed round \(sgemm peak here [0-9.]+ GFLOP/s' "$tmp/out" ||
+    fail "no matrix-product header with the sgemm peak"
+for phase in generation passes; do
+    line=$(grep -E "^# quick    $phase " "$tmp/out") || fail "no matrix-product line for $phase"
+    share=$(echo "$line" | sed -nE 's/.* s = *([0-9.]+)% of (gen\+score|train):.*/\1/p')
+    awk -v v="$share" 'BEGIN { exit !(v + 0 > 0 && v + 0 <= 100) }' || fail "$phase: share '$share' not in (0, 100]: $line"
+    for kind in linear attention; do
+        echo "$line" | grep -Eq "$kind [0-9.]+ s, [0-9.]+ GFLOP/s = [0-9]+% of peak, [0-9]+ calls" ||
+            fail "$phase: no '$kind' figures: $line"
+    done
+    rate=$(echo "$line" | sed -nE 's/.*linear [0-9.]+ s, ([0-9.]+) GFLOP\/s.*/\1/p')
+    awk -v v="$rate" 'BEGIN { exit !(v + 0 > 0) }' || fail "$phase: linear products at '$rate' GFLOP/s"
+done
 
 "$BIN" bench round --config no-such-config >"$tmp/out2" 2>"$tmp/err2"
 rc=$?
