@@ -489,9 +489,10 @@ SAPO_CUDA_NS_END
 
 /* Embedding and every transformer block for the layout already on the device; leaves the
  * final residual stream in residual3 of the last layer. */
-static void forward_blocks(Model* m) {
+static void forward_blocks(Model* m, int kv_only_last) {
     CudaState* s = (CudaState*)m->state;
-    block_forward(&CUDA_BLOCK_OPS, s, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
+    block_forward(&CUDA_BLOCK_OPS, s, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used,
+                  kv_only_last);
 }
 
 static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
@@ -500,7 +501,7 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     const GPTConfig* c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     send_layout(m, pb);
-    forward_blocks(m);
+    forward_blocks(m, 0);
     int N = s->N;
     const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
     head_forward(&CUDA_BLOCK_OPS, s, s->logits, s->lnf, s->lnf_mean, s->lnf_rstd, last, &s->p, N, C, V);
@@ -535,7 +536,7 @@ static void cuda_prefill(Model* m, const PackedBatch* pb) {
     char err[256];
     if (prefill_check(&m->cap, pb, err, sizeof err)) cuda_die(err);
     send_layout(m, pb);
-    forward_blocks(m);
+    forward_blocks(m, 1);
     block_prefill_store(&CUDA_BLOCK_OPS, s, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
     /* no sync: decode's copies wait on the stream */
 }

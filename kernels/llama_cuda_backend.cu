@@ -315,15 +315,16 @@ void lcuda_send_layout(Model* m, const PackedBatch* pb) {
 }
 
 /* The embedding and every block for the layout already on the device. */
-void lcuda_forward_blocks(Model* m) {
+void lcuda_forward_blocks(Model* m, int kv_only_last) {
     LlamaCudaState* s = (LlamaCudaState*)m->state;
-    llama_block_forward(&LLAMA_CUDA_OPS, s, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
+    llama_block_forward(&LLAMA_CUDA_OPS, s, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used,
+                        kv_only_last);
 }
 
 void lcuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     LlamaCudaState* s = (LlamaCudaState*)m->state;
     lcuda_send_layout(m, pb);
-    lcuda_forward_blocks(m);
+    lcuda_forward_blocks(m, 0);
     llama_final_norm(&LLAMA_CUDA_OPS, s, &s->a, &s->p, &m->cfg, s->N);
     s->logit_scale = pb->logit_scale > 0.0f ? pb->logit_scale : 1.0f;
     llama_head_forward(&LLAMA_CUDA_OPS, s, &s->a, &s->p, &m->cfg, s->head_rows, s->head_targets, s->n_head_rows,
@@ -363,7 +364,7 @@ void lcuda_prefill(Model* m, const PackedBatch* pb) {
     char err[256];
     if (prefill_check(&m->cap, pb, err, sizeof err)) cuda_die(err);
     lcuda_send_layout(m, pb);
-    lcuda_forward_blocks(m);
+    lcuda_forward_blocks(m, 1);
     llama_prefill_store(&LLAMA_CUDA_OPS, s, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
     /* no sync: decode's copies wait on the stream */
 }

@@ -101,9 +101,12 @@ typedef struct {
 
 /* Embedding and every transformer block for N tokens (inputs, positions pos) with att_used
  * attention weights per layer; leaves the final residual stream in residual3 of the last
- * layer. */
+ * layer. With kv_only_last (a prefill, which keeps only every layer's keys and values) the
+ * last layer stops after its qkv product: its attention, projection and MLP would feed
+ * nothing, and the layers before it are computed exactly as without. */
 static inline void block_forward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
-                                 const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used) {
+                                 const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used,
+                                 int kv_only_last) {
     int C = c->d_model, NH = c->n_head;
     size_t NC = (size_t)N * C;
     op->encoder_forward(ctx, a->encoded, inputs, pos, p->wte, p->wpe, N, C);
@@ -121,6 +124,7 @@ static inline void block_forward(const BlockOps* op, void* ctx, const BlockActs*
         op->layernorm_forward(ctx, ln1, a->ln1_mean + l * N, a->ln1_rstd + l * N, residual, p->ln1w + l * C,
                               p->ln1b + l * C, N, C);
         op->matmul_forward(ctx, qkv, ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, N, C, 3 * C);
+        if (kv_only_last && l == c->n_layer - 1) break;
         op->attention_forward(ctx, atty, att, qkv, N, C, NH);
         op->matmul_forward(ctx, res2, atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, N, C, C);
         op->residual_forward(ctx, res2, res2, residual, NC);

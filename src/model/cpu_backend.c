@@ -236,11 +236,13 @@ const BlockOps CPU_BLOCK_OPS = {
 };
 
 /* Embedding and every transformer block for the kept layout; leaves the final residual
- * stream in residual3 of the last layer. */
-static void forward_blocks(Model* m) {
+ * stream in residual3 of the last layer (a prefill, kv_only_last: every layer's keys and
+ * values only). */
+static void forward_blocks(Model* m, int kv_only_last) {
     CpuState* s = m->state;
     s->att_used = packed_att_size(&m->cfg, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
-    block_forward(&CPU_BLOCK_OPS, m, &s->a, &m->params, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
+    block_forward(&CPU_BLOCK_OPS, m, &s->a, &m->params, s->inputs, s->pos, &m->cfg, s->N, s->att_used,
+                  kv_only_last);
 }
 
 static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
@@ -248,7 +250,7 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     const GPTConfig* c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     keep_layout(s, pb);
-    forward_blocks(m);
+    forward_blocks(m, 0);
     int N = s->N;
     const float* last = s->a.residual3 + (size_t)(c->n_layer - 1) * N * C;
     head_forward(&CPU_BLOCK_OPS, m, s->logits, s->lnf, s->lnf_mean, s->lnf_rstd, last, &m->params, N, C, V);
@@ -296,7 +298,7 @@ static void cpu_prefill(Model* m, const PackedBatch* pb) {
     char err[256];
     if (prefill_check(&m->cap, pb, err, sizeof err)) sapo_die("%s", err);
     keep_layout(s, pb);
-    forward_blocks(m);
+    forward_blocks(m, 1);
     block_prefill_store(&CPU_BLOCK_OPS, m, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
 }
 

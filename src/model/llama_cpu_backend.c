@@ -272,16 +272,19 @@ static void keep_layout(LlamaCpuState* s, const PackedBatch* pb) {
     packed_positions(s->pos, s->segs, s->n_segs);
 }
 
-static void forward_blocks(Model* m) {
+/* The blocks for the kept layout (a prefill, kv_only_last: every layer's keys and values
+ * only). */
+static void forward_blocks(Model* m, int kv_only_last) {
     LlamaCpuState* s = m->state;
     s->att_used = packed_att_size(&m->cfg, &(PackedBatch){.n_segments = s->n_segs, .segs = s->segs});
-    llama_block_forward(&LLAMA_CPU_OPS, m, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used);
+    llama_block_forward(&LLAMA_CPU_OPS, m, &s->a, &s->p, s->inputs, s->pos, &m->cfg, s->N, s->att_used,
+                        kv_only_last);
 }
 
 static void lcpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     LlamaCpuState* s = m->state;
     keep_layout(s, pb);
-    forward_blocks(m);
+    forward_blocks(m, 0);
     llama_final_norm(&LLAMA_CPU_OPS, m, &s->a, &s->p, &m->cfg, s->N);
     s->n_head_rows = 0;
     for (int i = 0; i < s->N; i++) {
@@ -321,7 +324,7 @@ static void lcpu_prefill(Model* m, const PackedBatch* pb) {
     char err[256];
     if (prefill_check(&m->cap, pb, err, sizeof err)) sapo_die("%s", err);
     keep_layout(s, pb);
-    forward_blocks(m);
+    forward_blocks(m, 1);
     llama_prefill_store(&LLAMA_CPU_OPS, m, &s->a, &s->gen, &m->cfg, &m->cap, s->N);
 }
 

@@ -114,9 +114,11 @@ static inline int llama_head_chunk(const GPTConfig* c, int max_tokens) {
 }
 
 /* Embedding and every block for N tokens at positions pos with att_used attention weights a
- * layer; leaves the last block's output in res3 of the last layer. */
+ * layer; leaves the last block's output in res3 of the last layer. With kv_only_last (a
+ * prefill) the last layer stops once its keys and values are rotated (block_forward). */
 static inline void llama_block_forward(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                       const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used) {
+                                       const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used,
+                                       int kv_only_last) {
     const BlockOps* k = op->common;
     int C = c->d_model, QKV = llama_qkvdim(c), QD = llama_qdim(c), F = c->d_ff;
     size_t NC = (size_t)N * C;
@@ -136,6 +138,7 @@ static inline void llama_block_forward(const LlamaOps* op, void* ctx, const Llam
         k->matmul_forward(ctx, qkv, ln1, p->qkvw + (size_t)l * QKV * C, c->qkv_bias ? p->qkvb + (size_t)l * QKV : NULL,
                           N, C, QKV);
         op->rope_forward(ctx, qkv, pos, N, c);
+        if (kv_only_last && l == c->n_layer - 1) break;
         op->attention_forward(ctx, atty, a->att + (size_t)l * att_used, qkv, N, &sh);
         k->matmul_forward(ctx, res2, atty, p->ow + (size_t)l * C * QD, c->o_bias ? p->ob + (size_t)l * C : NULL, N, QD,
                           C);

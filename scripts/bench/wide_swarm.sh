@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# usage: scripts/bench/wide_swarm.sh NP [SAPO] [section.key=value ...]
+# How wide a swarm this host runs: NP ranks of experiments/quick.ini (net.fanout=8, 2 rounds,
+# model.init = the cached quick.ini warm-up checkpoint, made with `sapo pretrain` if missing)
+# under /usr/bin/time, while the sum of the ranks' private memory (RssAnon) is sampled every
+# second. Prints the run's estimate and measured peak per rank, the host's peak, the wall time
+# and mpirun's exit status; the run directory and logs stay in $WIDE_OUT (default
+# /tmp/wide-NP). docs/SWARM.md ("How wide a swarm fits") has the numbers it printed here.
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 NP [SAPO] [section.key=value ...]" >&2; exit 2; }
+NP=$1; shift
+SAPO=build/sapo
+if [ $# -ge 1 ] && [ "${1#*=}" = "$1" ]; then SAPO=$1; shift; fi
+[ -x "$SAPO" ] || { echo "$0: $SAPO: not an executable sapo (build it first, or pass its path)" >&2; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+OUT=${WIDE_OUT:-/tmp/wide-$NP}
+rm -rf "$OUT"; mkdir -p "$OUT"
+CKPT=$(dirname "$SAPO")/warmup/quick-wide.ckpt
+if [ ! -f "$CKPT" ]; then
+    mkdir -p "$(dirname "$CKPT")"
+    echo "== warm-up: sapo pretrain experiments/quick.ini (cached as $CKPT)"
+    "$SAPO" pretrain experiments/quick.ini --out "$CKPT" --quiet || exit 1
+fi
+# the ranks' summed RssAnon (MB), every second, until the job ends
+( while :; do
+    echo "$(date +%s) $(awk '/^Name:/ {n = $2} /^RssAnon:/ {if (n == "sapo") s += $2} END {printf "%.0f", s / 1024}' \
+        /proc/[0-9]*/status 2>/dev/null)"
+    sleep 1
+  done ) >"$OUT/rss.log" &
+MON=$!
+trap 'kill $MON 2>/dev/null' EXIT
+/usr/bin/time -f "wall %e s, mpirun's own peak RSS %M KB" -o "$OUT/time.txt" \
+    mpirun --oversubscribe --bind-to none -np "$NP" "$SAPO" run experiments/quick.ini "model.init=$CKPT" \
+    swarm.rounds=2 net.fanout=8 "$@" --out "$OUT/run" --quiet >"$OUT/run.out" 2>&1
+rc=$?
+kill $MON 2>/dev/null
+echo "wide swarm: $NP ranks of experiments/quick.ini net.fanout=8 swarm.rounds=2 $*"
+grep -h -E "^sapo run: (estimated|memory)|^peak private" "$OUT/run.out"
+echo "host: the ranks' private memory peaked at $(sort -k2 -n "$OUT/rss.log" | tail -1 | cut -d' ' -f2) MB in all"
+echo "$(cat "$OUT/time.txt" | tail -1); mpirun exit status $rc; run directory $OUT/run"
+[ -f "$OUT/run/DONE" ] && echo "DONE: $(head -1 "$OUT/run/DONE")"
+exit $rc
