@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # usage: scripts/bench/wide_swarm.sh NP [SAPO] [section.key=value ...]
 # How wide a swarm this host runs: NP ranks of experiments/quick.ini (net.fanout=8, 2 rounds,
-# model.init = the cached quick.ini warm-up checkpoint, made with `sapo pretrain` if missing)
+# model.init = the cached quick.ini warm-up checkpoint, made with `sapo pretrain` if missing;
+# WIDE_INIT=random starts from a random init instead)
 # under /usr/bin/time, while the sum of the ranks' private memory (RssAnon) is sampled every
 # second. Prints the run's estimate and measured peak per rank, the host's peak, the wall time
 # and mpirun's exit status; the run directory and logs stay in $WIDE_OUT (default
@@ -15,11 +16,16 @@ if [ $# -ge 1 ] && [ "${1#*=}" = "$1" ]; then SAPO=$1; shift; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 OUT=${WIDE_OUT:-/tmp/wide-$NP}
 rm -rf "$OUT"; mkdir -p "$OUT"
-CKPT=$(dirname "$SAPO")/warmup/quick-wide.ckpt
-if [ ! -f "$CKPT" ]; then
-    mkdir -p "$(dirname "$CKPT")"
-    echo "== warm-up: sapo pretrain experiments/quick.ini (cached as $CKPT)"
-    "$SAPO" pretrain experiments/quick.ini --out "$CKPT" --quiet || exit 1
+# WIDE_INIT=random: no warm-up (a random init writes every completion max_new_tokens long)
+INIT=()
+if [ "${WIDE_INIT:-warm}" != random ]; then
+    CKPT=$(dirname "$SAPO")/warmup/quick-wide.ckpt
+    if [ ! -f "$CKPT" ]; then
+        mkdir -p "$(dirname "$CKPT")"
+        echo "== warm-up: sapo pretrain experiments/quick.ini (cached as $CKPT)"
+        "$SAPO" pretrain experiments/quick.ini --out "$CKPT" --quiet || exit 1
+    fi
+    INIT=("model.init=$CKPT")
 fi
 # the ranks' summed RssAnon (MB), every second, until the job ends
 ( while :; do
@@ -30,7 +36,7 @@ fi
 MON=$!
 trap 'kill $MON 2>/dev/null' EXIT
 /usr/bin/time -f "wall %e s, mpirun's own peak RSS %M KB" -o "$OUT/time.txt" \
-    mpirun --oversubscribe --bind-to none -np "$NP" "$SAPO" run experiments/quick.ini "model.init=$CKPT" \
+    mpirun --oversubscribe --bind-to none -np "$NP" "$SAPO" run experiments/quick.ini "${INIT[@]}" \
     swarm.rounds=2 net.fanout=8 "$@" --out "$OUT/run" --quiet >"$OUT/run.out" 2>&1
 rc=$?
 kill $MON 2>/dev/null
