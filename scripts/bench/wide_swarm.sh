@@ -2,9 +2,8 @@
 # usage: scripts/bench/wide_swarm.sh NP [SAPO] [section.key=value ...]
 # How wide a swarm this host runs: NP ranks of experiments/quick.ini (net.fanout=8, 2 rounds,
 # model.init = the cached quick.ini warm-up checkpoint, made with `sapo pretrain` if missing;
-# WIDE_INIT=random starts from a random init instead)
-# under /usr/bin/time, while the sum of the ranks' private memory (RssAnon) is sampled every
-# second. Prints the run's estimate and measured peak per rank, the host's peak, the wall time
+# WIDE_INIT=random starts from a random init instead), timed, while the sum of the ranks'
+# private memory (RssAnon) is sampled every second. Prints the run's estimate and measured peak per rank, the host's peak, the wall time
 # and mpirun's exit status; the run directory and logs stay in $WIDE_OUT (default
 # /tmp/wide-NP). docs/SWARM.md ("How wide a swarm fits") has the numbers it printed here.
 set -u
@@ -35,14 +34,15 @@ fi
   done ) >"$OUT/rss.log" &
 MON=$!
 trap 'kill $MON 2>/dev/null' EXIT
-/usr/bin/time -f "wall %e s, mpirun's own peak RSS %M KB" -o "$OUT/time.txt" \
-    mpirun --oversubscribe --bind-to none -np "$NP" "$SAPO" run experiments/quick.ini "${INIT[@]}" \
+t0=$(date +%s.%N)
+mpirun --oversubscribe --bind-to none -np "$NP" "$SAPO" run experiments/quick.ini "${INIT[@]}" \
     swarm.rounds=2 net.fanout=8 "$@" --out "$OUT/run" --quiet >"$OUT/run.out" 2>&1
 rc=$?
+t1=$(date +%s.%N)
 kill $MON 2>/dev/null
 echo "wide swarm: $NP ranks of experiments/quick.ini net.fanout=8 swarm.rounds=2 $*"
 grep -h -E "^sapo run: (estimated|memory)|^peak private" "$OUT/run.out"
 echo "host: the ranks' private memory peaked at $(sort -k2 -n "$OUT/rss.log" | tail -1 | cut -d' ' -f2) MB in all"
-echo "$(cat "$OUT/time.txt" | tail -1); mpirun exit status $rc; run directory $OUT/run"
+echo "wall $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s; mpirun exit status $rc; run directory $OUT/run"
 [ -f "$OUT/run/DONE" ] && echo "DONE: $(head -1 "$OUT/run/DONE")"
 exit $rc
