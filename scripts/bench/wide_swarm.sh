@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # usage: scripts/bench/wide_swarm.sh NP [SAPO] [section.key=value ...]
 # How wide a swarm this host runs: NP ranks of experiments/quick.ini (net.fanout=8, 2 rounds,
-# model.init = the cached quick.ini warm-up checkpoint, made with `sapo pretrain` if missing;
-# WIDE_INIT=random starts from a random init instead), timed, while the sum of the ranks'
-# private memory (RssAnon) is sampled every second. Prints the run's estimate and measured peak per rank, the host's peak, the wall time
-# and mpirun's exit status; the run directory and logs stay in $WIDE_OUT (default
-# /tmp/wide-NP). docs/SWARM.md ("How wide a swarm fits") has the numbers it printed here.
+# model.init = quick.ini's cached warm-up checkpoint, scripts/warmup_ckpt.sh, the same one
+# `make demo` uses; WIDE_INIT=random starts from a random init instead), timed, while the sum
+# of the ranks' private memory (RssAnon) is sampled every second. Prints the run's estimate
+# and measured peak per rank, the host's peak, the wall time and mpirun's exit status; the run
+# directory and logs stay in $WIDE_OUT (default /tmp/wide-NP). docs/SWARM.md ("How wide a
+# swarm fits") has the numbers it printed here. Run it from the repository root.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 NP [SAPO] [section.key=value ...]" >&2; exit 2; }
 NP=$1; shift
@@ -18,12 +19,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 # WIDE_INIT=random: no warm-up (a random init writes every completion max_new_tokens long)
 INIT=()
 if [ "${WIDE_INIT:-warm}" != random ]; then
-    CKPT=$(dirname "$SAPO")/warmup/quick-wide.ckpt
-    if [ ! -f "$CKPT" ]; then
-        mkdir -p "$(dirname "$CKPT")"
-        echo "== warm-up: sapo pretrain experiments/quick.ini (cached as $CKPT)"
-        "$SAPO" pretrain experiments/quick.ini --out "$CKPT" --quiet || exit 1
-    fi
+    CKPT=$(scripts/warmup_ckpt.sh "$SAPO" experiments/quick.ini) || exit 1
     INIT=("model.init=$CKPT")
 fi
 # the ranks' summed RssAnon (MB), every second, until the job ends
