@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "model/family.h"
 #include "model/gpt.h"
+#include "model/numerics.h"
 #include "swarm/round_record.h"
 
 static const CliOption OPTIONS[] = {
@@ -68,6 +69,8 @@ int cmd_info(int argc, char** argv) {
     print_families();
     printf("allgather  MPI\n");
 #endif
+    printf("numerics   version %d (the default path; model.deterministic never changes its bits)\n",
+           SAPO_NUMERICS_VERSION);
     printf("mpi        %s\n", mpiver);
     printf("hdf5       %u.%u.%u\n", h5maj, h5min, h5rel);
     char blas[256];

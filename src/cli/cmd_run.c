@@ -1,7 +1,8 @@
 /* `sapo run`: the swarm. Under `mpirun -np N`, every rank is one node running SAPO rounds
  * (src/swarm/node.c); rank 0 prints progress and the summary. The run directory holds the
- * swarm size (NODES), the resolved config, each node's model.init kept with its digest (init/,
- * so a resume never needs the original; swarm/init_record.h), one HDF5 log per node, run.h5
+ * swarm size (NODES), the numerics version (NUMERICS: a resume by a sapo of another is
+ * refused), the resolved config, each node's model.init kept with its digest (init/, so a
+ * resume never needs the original; swarm/init_record.h), one HDF5 log per node, run.h5
  * linking them, run.log, summary.json and a DONE marker written last; every marker is written
  * atomically.
  *
@@ -34,6 +35,7 @@
 #include "io/atomic_file.h"
 #include "io/h5log.h"
 #include "io/run_dir.h"
+#include "model/numerics.h"
 #include "swarm/budget_check.h"
 #include "swarm/init_record.h"
 #include "swarm/node.h"
@@ -255,6 +257,14 @@ static int resume_check(const char* dir, int size, int* start, char* err, size_t
     if (started > 0 && started != size)
         return set_error(err, errlen, "it was started with %d nodes, this launch has %d (mpirun -np %d)", started, size,
                          started);
+    int numerics = run_dir_read_numerics(dir);
+    if (numerics < 0) return set_error(err, errlen, "%s/NUMERICS is malformed", dir);
+    if (numerics != SAPO_NUMERICS_VERSION)
+        return set_error(err, errlen,
+                         "it was made with numerics version %d and this sapo computes version %d, so the continued run "
+                         "would not replay (docs/PERFORMANCE.md, 'A change of numerics'): resume it with a sapo of "
+                         "numerics %d",
+                         numerics, SAPO_NUMERICS_VERSION, numerics);
     if ((*start = checkpoint_latest_read(dir)) < 0) return set_error(err, errlen, "%s/ckpt/LATEST is malformed", dir);
     return 0;
 }
@@ -309,6 +319,7 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
     cJSON_AddNumberToObject(root, "nodes", size);
     cJSON_AddNumberToObject(root, "rounds", rounds);
     cJSON_AddNumberToObject(root, "seconds", strtod(secs, NULL));
+    cJSON_AddNumberToObject(root, "numerics_version", SAPO_NUMERICS_VERSION);
     cJSON* per_node = cJSON_AddArrayToObject(root, "per_node");
     double sum_own = 0, sum_train = 0;
     for (int k = 0; k < size; k++) {
@@ -405,8 +416,8 @@ static char* config_text(const Config* cfg) {
     return text;
 }
 
-/* Rank 0 creates a fresh run's directory and its first markers: NODES, config.ini. Returns
- * the directory, or NULL after printing one line. */
+/* Rank 0 creates a fresh run's directory and its first markers: NODES, NUMERICS, config.ini.
+ * Returns the directory, or NULL after printing one line. */
 static char* run_dir_start(const Config* cfg, const SwarmSettings* sw, const char* requested, int size) {
     char err[1024];
     if (!requested) requested = sw->run_out;
@@ -419,7 +430,8 @@ static char* run_dir_start(const Config* cfg, const SwarmSettings* sw, const cha
         return NULL;
     }
     char* dir = run_dir_create(requested, "swarm", sw->run_name, err, sizeof err);
-    int ok = dir && !run_dir_write_nodes(dir, size, err, sizeof err);
+    int ok = dir && !run_dir_write_nodes(dir, size, err, sizeof err) &&
+             !run_dir_write_numerics(dir, SAPO_NUMERICS_VERSION, err, sizeof err);
     if (ok) {
         char* path = path_join(dir, "config.ini");
         FILE* f = atomic_file_begin(path, err, sizeof err);

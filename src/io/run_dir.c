@@ -58,26 +58,46 @@ char* run_dir_create(const char* requested, const char* kind, const char* name, 
     return out;
 }
 
-int run_dir_write_nodes(const char* dir, int n_nodes, char* err, size_t errlen) {
-    char* path = path_join(dir, "NODES");
+/* dir/leaf holding one integer and a newline, written atomically. */
+static int marker_write_int(const char* dir, const char* leaf, int value, char* err, size_t errlen) {
+    char* path = path_join(dir, leaf);
     char text[32];
-    snprintf(text, sizeof text, "%d\n", n_nodes);
+    snprintf(text, sizeof text, "%d\n", value);
     int rc = atomic_file_write(path, text, err, errlen);
     free(path);
     return rc;
 }
 
-int run_dir_read_nodes(const char* dir) {
-    char* path = path_join(dir, "NODES");
+/* 1 with *value from dir/leaf (an integer >= 1, nothing after it), 0 when there is no such
+ * file, -1 when it is malformed. */
+static int marker_read_int(const char* dir, const char* leaf, int* value) {
+    char* path = path_join(dir, leaf);
     FILE* f = fopen(path, "r");
     free(path);
-    int n = 0;
-    if (f) {
-        char extra;
-        if (fscanf(f, "%d %c", &n, &extra) != 1 || n < 1) n = -1;
-        fclose(f);
-        return n;
-    }
+    if (!f) return 0;
+    char extra;
+    int ok = fscanf(f, "%d %c", value, &extra) == 1 && *value >= 1;
+    fclose(f);
+    return ok ? 1 : -1;
+}
+
+int run_dir_write_nodes(const char* dir, int n_nodes, char* err, size_t errlen) {
+    return marker_write_int(dir, "NODES", n_nodes, err, errlen);
+}
+
+int run_dir_write_numerics(const char* dir, int version, char* err, size_t errlen) {
+    return marker_write_int(dir, "NUMERICS", version, err, errlen);
+}
+
+int run_dir_read_numerics(const char* dir) {
+    int v = 0, found = marker_read_int(dir, "NUMERICS", &v);
+    return found < 0 ? -1 : found ? v : 1;
+}
+
+int run_dir_read_nodes(const char* dir) {
+    int n = 0, found = marker_read_int(dir, "NODES", &n);
+    if (found) return found < 0 ? -1 : n;
+    n = 0;
     for (;; n++) { /* an older run directory: its node files say */
         char leaf[32];
         snprintf(leaf, sizeof leaf, "node_%04d.h5", n);

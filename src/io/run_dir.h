@@ -22,4 +22,12 @@ int run_dir_write_nodes(const char* dir, int n_nodes, char* err, size_t errlen);
  * malformed. */
 int run_dir_read_nodes(const char* dir);
 
+/* RUN_DIR/NUMERICS: the numerics version of the sapo that started the run
+ * (model/numerics.h), written with NODES; a resume by a sapo of another version is refused,
+ * since the continued run would no longer replay. */
+int run_dir_write_numerics(const char* dir, int version, char* err, size_t errlen);
+/* The recorded version; 1 in a directory written before NUMERICS existed (every such sapo
+ * computed numerics 1); -1 when NUMERICS is malformed. */
+int run_dir_read_numerics(const char* dir);
+
 #endif

@@ -6,11 +6,15 @@
 
 #include <cblas.h>
 
+#include "model/attention_rows.h"
 #include "model/det_attention.h"
 #include "model/det_matmul.h"
 #include "model/product_profile.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/check.h"
 
 /* Every BLAS product of the model goes through here, so that the benchmarks can see where
  * the products' time goes (model/product_profile.h). */
@@ -311,6 +315,19 @@ void attention_backward_det(float* dqkv, float* datt, const float* dout, const f
     attention_backward_det_gqa(dqkv, datt, dout, qkv, att, segs, seg_att, n_segs, &sh);
 }
 
+/* A decode step's copy of one head's prompt keys and values, grown to the largest prompt
+ * seen and kept (per thread), so that a step allocates nothing once warm. */
+static float* prompt_head_scratch(size_t n) {
+    static _Thread_local float* buf;
+    static _Thread_local size_t cap;
+    if (n > cap) {
+        free(buf);
+        buf = mallocCheck(n * sizeof(float));
+        cap = n;
+    }
+    return buf;
+}
+
 void decode_attention_rows(float* y, float* scores, const float* q3, const float* kp, const float* vp,
                            const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1,
                            const AttnShape* sh, size_t row_slot, int T, int det) {
@@ -329,28 +346,39 @@ void decode_attention_rows(float* y, float* scores, const float* q3, const float
             }
         return;
     }
+    /* one query at a time in vector loops (attention_rows.h): per row and head the keys are
+     * a prompt's and a few dozen of the row's own, too few for sgemm's packing to pay */
+    double t0 = product_profile_start();
+    long own_keys = 0;
     for (int h = 0; h < sh->n_head; h++) {
         size_t kvh = (size_t)(h / l.group) * hs;
-        const float* q = q3 + (size_t)i0 * R + h * hs;
-        /* scores row r: [prompt keys | the row's own keys], ld T */
-        if (plen) sgemm(CblasNoTrans, CblasTrans, nr, plen, hs, scale, q, R, kp + kvh, KD, 0.0f, scores, T);
-        for (int r = 0; r < nr; r++) {
-            int i = i0 + r, own = d->pos[i] - plen + 1;
-            const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
-            float* row = scores + (size_t)r * T;
-            /* cblas_sgemv called here, not through a wrapper function: a wrapper changed its
-             * results in the last bits (scripts/compare_binaries.sh caught it) */
-            double t0 = product_profile_start();
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, own, hs, scale, kr, KD, q + (size_t)r * R, 1, 0.0f, row + plen, 1);
-            product_profile_add(PRODUCT_ATTENTION, t0, 2.0 * own * hs);
-            softmax_inplace(row, plen + own);
-            const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
-            t0 = product_profile_start();
-            cblas_sgemv(CblasRowMajor, CblasTrans, own, hs, 1.0f, vr, KD, row + plen, 1, 0.0f, y + (size_t)i * O + h * hs, 1);
-            product_profile_add(PRODUCT_ATTENTION, t0, 2.0 * own * hs);
+        const float *kph = kp + kvh, *vph = vp + kvh;
+        long pstride = KD;
+        if (plen && nr > 1) { /* the rows' shared prompt keys and values, contiguous: read once per row */
+            float* kc = prompt_head_scratch((size_t)2 * plen * hs);
+            att_gather_rows(kc, kph, KD, plen, hs);
+            att_gather_rows(kc + (size_t)plen * hs, vph, KD, plen, hs);
+            kph = kc;
+            vph = kc + (size_t)plen * hs;
+            pstride = hs;
         }
-        if (plen) sgemm(CblasNoTrans, CblasNoTrans, nr, hs, plen, 1.0f, scores, T, vp + kvh, KD, 1.0f, y + (size_t)i0 * O + h * hs, O);
+        for (int i = i0; i < i1; i++) {
+            int own = d->pos[i] - plen + 1;
+            const float* q = q3 + (size_t)i * R + h * hs;
+            const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
+            const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
+            float* row = scores + (size_t)(i - i0) * T;
+            float* yo = y + (size_t)i * O + h * hs;
+            att_scores(row, q, kph, pstride, plen, hs, scale);
+            att_scores(row + plen, q, kr, KD, own, hs, scale);
+            softmax_inplace(row, plen + own);
+            memset(yo, 0, (size_t)hs * sizeof(float));
+            att_weighted_add(yo, row, vph, pstride, plen, hs);
+            att_weighted_add(yo, row + plen, vr, KD, own, hs);
+            own_keys += own;
+        }
     }
+    product_profile_add(PRODUCT_ATTENTION, t0, 4.0 * hs * ((double)sh->n_head * nr * plen + (double)own_keys));
 }
 
 void decode_attention_all(float* y, float* scores, const float* q3, const float* kprefix, const float* vprefix,

@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "swarm/exchange.h"
+#include "swarm/polite_wait.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
 #endif
@@ -39,7 +40,10 @@ void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* i
     uint64_t my_len = len;
     uint64_t* lens = mallocCheck(sizeof(uint64_t) * size);
     double t0 = clock_now();
-    mpiCheck(MPI_Allgather(&my_len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, comm));
+    /* the wait for the slowest rank: nonblocking, so that a waiting rank sleeps (polite_wait.h) */
+    MPI_Request req;
+    mpiCheck(MPI_Iallgather(&my_len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, comm, &req));
+    polite_wait(&req);
     inbox->t_wait = clock_now() - t0;
     int* counts = mallocCheck(sizeof(int) * size);
     int* displs = mallocCheck(sizeof(int) * size);

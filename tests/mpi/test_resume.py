@@ -1,6 +1,7 @@
 """Resuming runs, and runs that cannot be silently corrupted (issue 13).
 
-- A resume with another number of ranks, or with one node's checkpoint missing, is refused with
+- A resume with another number of ranks, with one node's checkpoint missing, or by a sapo of
+  another numerics version (RUN_DIR/NUMERICS; none there means version 1), is refused with
   one line before anything is touched: every file byte-identical, every node file still opens.
 - A run killed with SIGKILL and resumed finishes (DONE, summary.json, every round logged) for
   each clock and transport; with the virtual clock its logs equal an uninterrupted run's.
@@ -137,8 +138,27 @@ def test_resume_refused_before_anything_is_touched(tmp_path, learner, transport)
     assert "node 3" in line and str(state) in line, line
     assert snapshot(out) == before and node_files_open(out) == NP
     state.write_bytes(kept)
+    # made by a sapo of other numerics (model/numerics.h), or before NUMERICS was recorded
+    # (numerics 1): refused, since the continued run would not replay
+    numerics = out / "NUMERICS"
+    version = int(numerics.read_text())
+    assert version >= 2 and numerics.read_text() == f"{version}\n"
+    for text, made in ((f"{version + 1}\n", version + 1), (None, 1)):
+        if text is None:
+            numerics.unlink()
+        else:
+            numerics.write_text(text)
+        before = snapshot(out)
+        p = mpirun(["--resume", str(out), "--quiet"], check=False)
+        assert p.returncode == 2, p.stderr
+        line = one_error(p)
+        assert f"cannot resume {out}: it was made with numerics version {made} and this sapo computes version " \
+               f"{version}" in line, line
+        assert snapshot(out) == before and node_files_open(out) == NP
+    numerics.write_text(f"{version}\n")
     mpirun(["--resume", str(out), "--quiet"])
     assert_finished(out)
+    assert json.loads((out / "summary.json").read_text())["numerics_version"] == version
 
 
 def kill_one_rank(cmd, out, at=("6", "9")):

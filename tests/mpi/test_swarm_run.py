@@ -140,9 +140,10 @@ def test_summary_learning_window(tmp_path, warmup):
     import json
     out = run_swarm(tmp_path, "window", ["swarm.rounds=10"], warmup)
     summary = json.loads((out / "summary.json").read_text())
-    assert sorted(summary) == ["cum_reward_own", "cum_reward_train", "nodes", "per_node", "rounds", "seconds",
-                               "window_rounds"], summary
+    assert sorted(summary) == ["cum_reward_own", "cum_reward_train", "nodes", "numerics_version", "per_node",
+                               "rounds", "seconds", "window_rounds"], summary
     assert summary["window_rounds"] == 2 and summary["nodes"] == NP and summary["rounds"] == 10
+    assert summary["numerics_version"] == int((out / "NUMERICS").read_text()) >= 2
     total_own = total_train = 0.0
     for node in range(NP):
         entry = summary["per_node"][node]

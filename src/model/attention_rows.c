@@ -1,0 +1,132 @@
+/* attention_rows.c (see attention_rows.h): a score is one query's dot product with a key,
+ * 8 keys at a time (8 accumulators, reduced together by a horizontal-add tree); a weighted
+ * sum streams the values with independent accumulators. Specialised for head sizes 16, 32
+ * and 64 (the byte GPTs' and most Llama-family heads), any multiple of 8 in the generic loop,
+ * plain loops for the rest and for builds without AVX2 + FMA. */
+#include "model/attention_rows.h"
+
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define ATT_INLINE static inline __attribute__((always_inline))
+
+/* The 8 lanes of each of a[0..7] summed: lane u of the result is the sum of a[u]. */
+ATT_INLINE __m256 sum8x8(const __m256 a[8]) {
+    __m256 s01 = _mm256_hadd_ps(a[0], a[1]), s23 = _mm256_hadd_ps(a[2], a[3]);
+    __m256 s45 = _mm256_hadd_ps(a[4], a[5]), s67 = _mm256_hadd_ps(a[6], a[7]);
+    __m256 s0123 = _mm256_hadd_ps(s01, s23), s4567 = _mm256_hadd_ps(s45, s67);
+    __m256 lo = _mm256_permute2f128_ps(s0123, s4567, 0x20);
+    __m256 hi = _mm256_permute2f128_ps(s0123, s4567, 0x31);
+    return _mm256_add_ps(lo, hi);
+}
+
+ATT_INLINE float sum8(__m256 a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+ATT_INLINE void scores_avx(float* out, const float* q, const float* k, long stride, int n, int hs, float scale) {
+    int nc = hs / 8, j = 0;
+    __m256 qv[16];
+    for (int c = 0; c < nc; c++) qv[c] = _mm256_loadu_ps(q + 8 * c);
+    __m256 sc = _mm256_set1_ps(scale);
+    for (; j + 8 <= n; j += 8) {
+        __m256 acc[8];
+        for (int u = 0; u < 8; u++) {
+            const float* kj = k + (long)(j + u) * stride;
+            acc[u] = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
+            for (int c = 1; c < nc; c++) acc[u] = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), acc[u]);
+        }
+        _mm256_storeu_ps(out + j, _mm256_mul_ps(sc, sum8x8(acc)));
+    }
+    for (; j < n; j++) {
+        const float* kj = k + (long)j * stride;
+        __m256 acc = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
+        for (int c = 1; c < nc; c++) acc = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kj + 8 * c), acc);
+        out[j] = scale * sum8(acc);
+    }
+}
+
+/* Two keys a step into two sets of accumulators (the FMA chains' latency, not the loads,
+ * would bound one set). */
+ATT_INLINE void wsum_avx(float* y, const float* w, const float* v, long stride, int n, int hs) {
+    int nc = hs / 8, j = 0;
+    __m256 a[16], b[16];
+    for (int c = 0; c < nc; c++) {
+        a[c] = _mm256_loadu_ps(y + 8 * c);
+        b[c] = _mm256_setzero_ps();
+    }
+    for (; j + 2 <= n; j += 2) {
+        __m256 w0 = _mm256_set1_ps(w[j]), w1 = _mm256_set1_ps(w[j + 1]);
+        const float *v0 = v + (long)j * stride, *v1 = v0 + stride;
+        for (int c = 0; c < nc; c++) {
+            a[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(v0 + 8 * c), a[c]);
+            b[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(v1 + 8 * c), b[c]);
+        }
+    }
+    if (j < n) {
+        __m256 w0 = _mm256_set1_ps(w[j]);
+        const float* v0 = v + (long)j * stride;
+        for (int c = 0; c < nc; c++) a[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(v0 + 8 * c), a[c]);
+    }
+    for (int c = 0; c < nc; c++) _mm256_storeu_ps(y + 8 * c, _mm256_add_ps(a[c], b[c]));
+}
+#define ATT_VECTOR(hs) ((hs) % 8 == 0 && (hs) <= 128)
+#else
+#define ATT_VECTOR(hs) 0
+#endif
+
+static void scores_plain(float* out, const float* q, const float* k, long stride, int n, int hs, float scale) {
+    for (int j = 0; j < n; j++) {
+        const float* kj = k + (long)j * stride;
+        float acc = 0.0f;
+        for (int d = 0; d < hs; d++) acc += q[d] * kj[d];
+        out[j] = scale * acc;
+    }
+}
+
+static void wsum_plain(float* y, const float* w, const float* v, long stride, int n, int hs) {
+    for (int j = 0; j < n; j++) {
+        const float* vj = v + (long)j * stride;
+        for (int d = 0; d < hs; d++) y[d] += w[j] * vj[d];
+    }
+}
+
+void att_scores(float* out, const float* q, const float* k, long stride, int n, int hs, float scale) {
+#if defined(__AVX2__) && defined(__FMA__)
+    switch (hs) { /* constant head sizes: the loops over a head's 8-float chunks unroll */
+        case 16: scores_avx(out, q, k, stride, n, 16, scale); return;
+        case 32: scores_avx(out, q, k, stride, n, 32, scale); return;
+        case 64: scores_avx(out, q, k, stride, n, 64, scale); return;
+        default:
+            if (ATT_VECTOR(hs)) {
+                scores_avx(out, q, k, stride, n, hs, scale);
+                return;
+            }
+    }
+#endif
+    scores_plain(out, q, k, stride, n, hs, scale);
+}
+
+void att_weighted_add(float* y, const float* w, const float* v, long stride, int n, int hs) {
+#if defined(__AVX2__) && defined(__FMA__)
+    switch (hs) {
+        case 16: wsum_avx(y, w, v, stride, n, 16); return;
+        case 32: wsum_avx(y, w, v, stride, n, 32); return;
+        case 64: wsum_avx(y, w, v, stride, n, 64); return;
+        default:
+            if (ATT_VECTOR(hs)) {
+                wsum_avx(y, w, v, stride, n, hs);
+                return;
+            }
+    }
+#endif
+    wsum_plain(y, w, v, stride, n, hs);
+}
+
+void att_gather_rows(float* dst, const float* src, long stride, int n, int hs) {
+    for (int j = 0; j < n; j++) memcpy(dst + (size_t)j * hs, src + (long)j * stride, (size_t)hs * sizeof(float));
+}

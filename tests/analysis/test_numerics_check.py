@@ -1,0 +1,87 @@
+"""analysis/numerics_check.py, the study-level check of a change of numerics: the verdict on paired
+per-seed rewards (an interval that holds 0 and a difference below the margin passes; a shift of
+0.02, or a small but consistent one, fails), the exact sign-flip p, and the run directories it
+reads (summary.json, DONE, the seed in config.ini), with one-line errors and exit 2 on bad input."""
+import json
+
+import numpy as np
+import pytest
+
+from synthetic_runs import config_text
+from analysis.numerics_check import main, paired_verdict, sign_flip_p
+
+
+def run_dir(tmp_path, name, seed, own_per_agent_round, nodes=8, rounds=300, done=True, version=2):
+    d = tmp_path / name
+    d.mkdir()
+    (d / "config.ini").write_text(config_text(8, 0, seed, rounds))
+    (d / "summary.json").write_text(json.dumps({"nodes": nodes, "rounds": rounds, "numerics_version": version,
+                                                "cum_reward_own": own_per_agent_round * nodes * rounds}))
+    if done:
+        (d / "DONE").write_text("done\n")
+    return str(d)
+
+
+def test_identical_runs_pass_with_a_zero_interval():
+    v = paired_verdict([0.30, 0.31, 0.29], [0.30, 0.31, 0.29])
+    assert v["passed"] and v["mean"] == 0 and v["lo"] == 0 and v["hi"] == 0 and v["p_sign_flip"] == 1.0
+
+
+def test_noise_around_zero_passes():
+    v = paired_verdict([0.300, 0.310, 0.290], [0.302, 0.308, 0.291])
+    assert v["lo"] < 0 < v["hi"] and v["passed"]
+
+
+def test_a_shift_of_two_hundredths_fails():
+    v = paired_verdict([0.300, 0.310, 0.290], [0.321, 0.329, 0.311])
+    assert v["mean"] == pytest.approx(0.0203, abs=1e-4) and not v["passed"]
+
+
+def test_a_consistent_small_shift_fails_on_its_interval():
+    v = paired_verdict([0.300, 0.310, 0.290], [0.3050, 0.3151, 0.2949])
+    assert abs(v["mean"]) < 0.01 and v["lo"] > 0 and not v["passed"]
+
+
+def test_interval_is_students_t():
+    d = np.array([0.01, -0.02, 0.005])
+    v = paired_verdict(np.zeros(3), d)
+    half = 4.302652729911275 * d.std(ddof=1) / np.sqrt(3)  # t(0.975, 2)
+    assert v["lo"] == pytest.approx(d.mean() - half) and v["hi"] == pytest.approx(d.mean() + half)
+
+
+def test_exact_sign_flip_p():
+    assert sign_flip_p([1.0, 2.0, 3.0]) == pytest.approx(2 / 8)  # all positive: 2 of 8 patterns as extreme
+    assert sign_flip_p([1.0, 2.0, 3.0, 4.0]) == pytest.approx(0.125)
+    assert sign_flip_p([1.0, -1.0, 1.0, -1.0]) == 1.0
+
+
+def test_the_command_passes_and_fails(tmp_path, capsys):
+    olds = [run_dir(tmp_path, f"old-s{s}", s, r, version=1) for s, r in ((1, 0.30), (2, 0.31), (3, 0.29))]
+    same = [run_dir(tmp_path, f"new-s{s}", s, r) for s, r in ((1, 0.301), (2, 0.309), (3, 0.291))]
+    assert main(olds + ["--new"] + same) == 0
+    out = capsys.readouterr().out
+    assert "old numerics [1], new numerics [2]" in out and "PASS" in out and "exact sign-flip p" in out
+    moved = [run_dir(tmp_path, f"moved-s{s}", s, r) for s, r in ((1, 0.33), (2, 0.34), (3, 0.31))]
+    assert main(olds + ["--new"] + moved) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case,message", [
+    ("seed", "seed 5, but its pair"),
+    ("unfinished", "not a finished run (no DONE)"),
+    ("count", "2 old run directories but 1 new ones"),
+    ("summary", "expected sapo's summary.json"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case, message):
+    olds = [run_dir(tmp_path, f"old-s{s}", s, 0.3) for s in (1, 2)]
+    news = [run_dir(tmp_path, "new-s1", 1, 0.3)]
+    if case == "seed":
+        news.append(run_dir(tmp_path, "new-s5", 5, 0.3))
+    elif case == "unfinished":
+        news.append(run_dir(tmp_path, "new-s2", 2, 0.3, done=False))
+    elif case == "summary":
+        news.append(run_dir(tmp_path, "new-s2", 2, 0.3))
+        (tmp_path / "new-s2" / "summary.json").write_text("{\"nodes\": 8}")
+    assert main(olds + ["--new"] + news) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("numerics_check: ") and message in err[0], err
