@@ -10,6 +10,7 @@ Modules, one job each:
   figures    the PNG figures
   summarize  `python3 -m analysis.summarize RUN_DIR... -o DIR`: small per-run summaries
   report     `python3 -m analysis.report RUN_DIR|SUMMARY... -o OUT_DIR`: REPORT.md + figures
-  paired     paired differences over seeds: mean, Student t 95% CI, relative change, significance
+  paired     paired differences over seeds: mean, Student t 95% CI, relative change, significance,
+             p-values, the exact sign-flip p, log-ratio CIs (scipy.stats)
   minipaper  `python3 -m analysis.minipaper SUMMARY_DIR -o OUT_DIR`: the two-arm split study's report
 """

@@ -11,18 +11,21 @@ streams, so their difference is taken seed by seed:
 
 "significant at 95%" means the CI excludes 0; "not significant at 95%" that it contains 0;
 with one paired seed there is no CI ("untestable"). Below: two-sided p-values of the paired t
-test (the incomplete beta function, no scipy), Holm's correction and minimum detectable effects. No scipy: t quantiles come from a table
-(df 1..30, scipy's values to 6 decimals) and a Cornish-Fisher expansion above 30 (error
-below 3e-8 there)."""
+test, the exact sign-flip permutation p, Holm's correction, minimum detectable effects and
+log-ratio intervals for relative changes.
+
+The distributions come from scipy.stats (Debian's python3-scipy): t quantiles and tails from
+scipy.stats.t, the paired t test is scipy.stats.ttest_1samp of the differences (the same as
+ttest_rel of the two sides), the sign-flip p is scipy.stats.permutation_test over every one of
+the 2^n sign patterns (exact; with n = 4 the smallest two-sided p is 2/16 = 0.125, with n = 6
+2/64 = 0.031). Until issue 35 this module carried its own t table, Cornish-Fisher expansion and
+incomplete beta function; tests/analysis/test_paired_scipy.py keeps a frozen copy of them and
+checks that both agree."""
 import math
+import warnings
 
 import numpy as np
-
-# t(0.975, df) for df = 1..30
-T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
-        2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
-        2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
-Z975 = 1.959963984540054
+from scipy import stats
 
 SIGNIFICANT = "significant at 95%"
 NOT_SIGNIFICANT = "not significant at 95%"
@@ -32,17 +35,10 @@ ROUNDING = 1e-12  # relative size below which a difference is float rounding
 
 
 def t975(df):
-    """Two-sided 95% Student t quantile t(0.975, df) for df >= 1."""
+    """Two-sided 95% Student t quantile t(0.975, df) for df >= 1 (scipy.stats.t.ppf)."""
     if df < 1:
         raise ValueError(f"t quantile needs df >= 1, got {df}")
-    if df <= len(T975):
-        return T975[int(df) - 1]
-    z = Z975
-    g1 = (z ** 3 + z) / 4
-    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
-    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
-    g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
+    return float(stats.t.ppf(0.975, df))
 
 
 def mean_sd(values):
@@ -134,59 +130,23 @@ def trend(values, xs):
 
 # ---- p-values, Holm, detectable effects ---------------------------------------------------
 
-def _betacf(a, b, x):
-    """Continued fraction of the regularized incomplete beta function (modified Lentz)."""
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc(a, b, x):
-    """Regularized incomplete beta I_x(a, b) for a, b > 0 and 0 <= x <= 1."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
 def t_sf2(t, df):
-    """Two-sided tail P(|T| >= |t|) of Student t with df degrees of freedom."""
+    """Two-sided tail P(|T| >= |t|) of Student t with df degrees of freedom (scipy.stats.t.sf)."""
     if not np.isfinite(t):
         return 0.0 if np.isinf(t) else float("nan")
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
+    return float(2.0 * stats.t.sf(abs(t), df))
 
 
 def t_quantile(q, df):
-    """t(q, df) for 0.5 <= q < 1, by bisection on t_sf2 (used for power, not for the CIs)."""
-    target = 2.0 * (1.0 - q)
-    lo, hi = 0.0, 1e6
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_sf2(mid, df) > target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    """t(q, df), the Student t quantile (scipy.stats.t.ppf)."""
+    return float(stats.t.ppf(q, df))
 
 
 def p_value(p):
     """Two-sided paired t-test p-value of a paired() result (NaN below two seeds; 1 when every
-    difference is 0; 0 when the differences are equal and non-zero)."""
+    difference is 0; 0 when the differences are equal and non-zero). scipy.stats.ttest_1samp of
+    the differences (= ttest_rel of the two sides); a result without differences (trend()) uses
+    its mean and sd."""
     n = p["n"]
     if n < 2 or not np.isfinite(p["mean"]):
         return float("nan")
@@ -194,7 +154,56 @@ def p_value(p):
         return 1.0
     if not p["sd"] > 0:
         return 0.0
+    d = p.get("diffs", p.get("slopes"))
+    if d is not None and len(d) == n:
+        with warnings.catch_warnings():  # nearly equal differences: scipy warns, the p is still ~0
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return float(stats.ttest_1samp(np.asarray(d, dtype=float), 0.0).pvalue)
     return t_sf2(p["mean"] / (p["sd"] / math.sqrt(n)), n - 1)
+
+
+def signflip_p(diffs):
+    """Exact two-sided sign-flip permutation p of paired differences: the share of the 2^n sign
+    patterns whose mean is at least as far from 0 as the observed mean (the observed pattern
+    counts). scipy.stats.permutation_test, permutation_type 'samples' on the one sample of
+    differences, every pattern enumerated (n_resamples inf). NaN with no difference; 1 when every
+    difference is 0. With n all-positive differences it is 2 / 2^n: 0.125 at n = 4, 0.031 at 6."""
+    d = np.asarray([x for x in diffs if x is not None and np.isfinite(x)], dtype=float)
+    if d.size == 0:
+        return float("nan")
+    if not np.any(d != 0) or d.size == 1:
+        return 1.0  # one difference: both of its signs are as far from 0
+    if d.size > 20:
+        raise ValueError(f"exact sign-flip p enumerates 2^n patterns; n = {d.size} is too many")
+    res = stats.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+                                 vectorized=True, n_resamples=np.inf, alternative="two-sided")
+    return float(min(1.0, res.pvalue))
+
+
+def p_signflip(p):
+    """signflip_p of a paired() result's differences."""
+    return signflip_p(p["diffs"]) if p["n"] else float("nan")
+
+
+def log_ratio(a, b):
+    """Relative change a / b - 1 as a ratio per seed: r_s = log(a_s / b_s) over the seeds both
+    have, a Student t 95% CI of the mean of r_s, mapped back by exp(.) - 1 (so the interval is
+    that of the geometric mean ratio, not the baseline-fixed approximation of paired()). a, b:
+    {seed: value}; a seed counts only when both values are finite and positive. Returns dict(seeds,
+    logs, n, mean, lo, hi (log scale), rel, rel_lo, rel_hi (fractions), p (t test of the logs),
+    p_signflip)."""
+    ok = lambda v: v is not None and np.isfinite(v) and v > 0  # noqa: E731
+    seeds = sorted(s for s in a if s in b and ok(a[s]) and ok(b[s]))
+    logs = [math.log(float(a[s]) / float(b[s])) for s in seeds]
+    mean, sd, half, _ = ci95(logs)
+    lo, hi = mean - half, mean + half
+    out = dict(seeds=seeds, logs=logs, n=len(seeds), mean=mean, sd=sd, lo=lo, hi=hi,
+               rel=math.expm1(mean) if np.isfinite(mean) else float("nan"),
+               rel_lo=math.expm1(lo) if np.isfinite(lo) else float("nan"),
+               rel_hi=math.expm1(hi) if np.isfinite(hi) else float("nan"))
+    out["p"] = p_value(dict(n=len(logs), mean=mean, sd=sd, diffs=logs))
+    out["p_signflip"] = signflip_p(logs)
+    return out
 
 
 def holm(pvalues, alpha=0.05):

@@ -13,7 +13,7 @@ PKGS=(
   libcjson-dev                              # JSON lines for the task tools
   libpcre2-dev libutf8proc-dev              # BPE tokenizer: Unicode pre-tokenizer regexes, NFC
   libopenblas-dev                           # sgemm for the CPU model
-  python3-torch python3-numpy python3-h5py python3-matplotlib python3-pytest python3-venv
+  python3-torch python3-numpy python3-h5py python3-matplotlib python3-pytest python3-scipy python3-venv
   slurm-wlm munge                           # the Slurm sweep test starts its own daemons
 )
 
