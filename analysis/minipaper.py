@@ -41,7 +41,7 @@ from .noise import SHUFFLES, white_noise
 from .paired import NOT_SIGNIFICANT, SIGNIFICANT, direction, holm, mde, mean_sd, p_value, paired, t975, trend
 from .paper import PAPER_CHANGES, PAPER_TOTALS
 from .report import fmt, table
-from .runs import load_summary, nanmean_rows
+from .runs import load_summary, nanmean_rows, require_one_numerics
 
 DEFAULT_ARMS = ("paper", "offpolicy")
 DEFAULT_SEEDS = (1, 2, 3)
@@ -282,6 +282,7 @@ def load_study(summary_dir, arms=None, seeds=DEFAULT_SEEDS):
         if note:
             notes.append(note)
         entries[key] = e
+    require_one_numerics((e.path, e.run) for e in entries.values())
     for a in present_arms:
         if a not in arms:
             notes.append(f"summaries of arm '{a}' are present but not reported (--arms {','.join(arms)})")

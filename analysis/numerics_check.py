@@ -10,7 +10,6 @@ The i-th old run pairs with the i-th new run (the same seed and config; checked)
 line per pair, the interval, the exact sign-flip p and the verdict; exit 0 on PASS, 1 on FAIL,
 2 on bad input (one line naming the run directory and what is wrong)."""
 import argparse
-import itertools
 import json
 import os
 import re
@@ -18,6 +17,8 @@ import sys
 
 import numpy as np
 from scipy import stats
+
+from .paired import signflip_p
 
 MARGIN = 0.01
 
@@ -49,14 +50,6 @@ def run_reward(run_dir):
     return own / (nodes * rounds), seed, s.get("numerics_version", 1)
 
 
-def sign_flip_p(d):
-    """Exact two-sided sign-flip permutation p of the mean of paired differences d."""
-    d = np.asarray(d, dtype=float)
-    observed = abs(d.mean())
-    flips = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
-    return float(np.mean(np.abs((flips * d).mean(axis=1)) >= observed - 1e-15))
-
-
 def paired_verdict(old, new, margin=MARGIN, level=0.95):
     """The check on paired per-seed values: a dict with the differences, their mean, the
     Student-t interval (lo, hi), the sign-flip p and passed (interval holds 0 and |mean| <
@@ -68,7 +61,7 @@ def paired_verdict(old, new, margin=MARGIN, level=0.95):
     mean = float(d.mean())
     half = float(stats.t.ppf(0.5 + level / 2, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
     lo, hi = mean - half, mean + half
-    return {"diff": d, "mean": mean, "lo": lo, "hi": hi, "p_sign_flip": sign_flip_p(d),
+    return {"diff": d, "mean": mean, "lo": lo, "hi": hi, "p_sign_flip": signflip_p(d),
             "passed": bool(lo <= 0.0 <= hi and abs(mean) < margin), "margin": margin}
 
 

@@ -35,7 +35,7 @@ from .noise import white_noise
 from .paired import holm, log_ratio, mde, mean_sd, p_signflip, p_value, paired
 from .paper import PAPER_CHANGES
 from .report import fmt, table
-from .runs import load_summary
+from .runs import load_summary, require_one_numerics
 
 ARMS = {  # arm: its splits
     "paper": ("8L0E", "6L2E", "4L4E", "2L6E", "4L0E"),
@@ -156,6 +156,7 @@ class Study:
             else:
                 e.values = run_values(e.run, last_k, window)
             self.entries[(arm, split, seed)] = e
+        require_one_numerics((e.path, e.run) for e in self.entries.values())
         self.pending = []
         for arm, splits in ARMS.items():
             for split in splits:

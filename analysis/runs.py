@@ -34,7 +34,7 @@ class Run:
 
     def __init__(self, source, kind, name, config, n_nodes, rounds, per_node, node_mean,
                  task_labels, task_mean, expected_rounds, done, warnings_, eval_task_labels=None,
-                 eval_task_mean=None):
+                 eval_task_mean=None, numerics=1):
         self.source = source
         self.kind = kind  # "hdf5" or "summary"
         self.name = name
@@ -51,6 +51,7 @@ class Run:
         self.expected_rounds = expected_rounds
         self.done = done
         self.warnings = warnings_
+        self.numerics = numerics  # the numerics version of the sapo that made it (RUN_DIR/NUMERICS; 1 before it)
 
     @property
     def n_rounds(self):
@@ -215,9 +216,34 @@ def load_run_dir(path):
         task_mean, labels = np.zeros((rows, 0)), []
     eval_labels, eval_mean = _eval_task_mean(path, nodes, rows, notes)
     run = Run(path, "hdf5", name, config, n_nodes, rounds, per_node, node_mean, labels, task_mean,
-              expected if expected is not None else rows, done, notes, eval_labels, eval_mean)
+              expected if expected is not None else rows, done, notes, eval_labels, eval_mean, read_numerics(path))
     _check_summary_json(run)
     return run
+
+
+def read_numerics(path):
+    """The numerics version a run directory records (RUN_DIR/NUMERICS, src/model/numerics.h);
+    1 for a directory written before sapo recorded it."""
+    marker = os.path.join(path, "NUMERICS")
+    if not os.path.exists(marker):
+        return 1
+    with open(marker, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    if not re.fullmatch(r"[1-9][0-9]*\n?", text):
+        raise AnalysisError(f"{marker}: {text[:40]!r}: expected the numerics version, an integer >= 1")
+    return int(text)
+
+
+def require_one_numerics(runs):
+    """A study reports runs of one numerics version (docs/PERFORMANCE.md, 'A change of
+    numerics'): AnalysisError naming one run of each version when (label, run) pairs mix them."""
+    first = {}
+    for label, run in runs:
+        first.setdefault(run.numerics, label)
+    if len(first) > 1:
+        which = ", ".join(f"version {v} ({label})" for v, label in sorted(first.items()))
+        raise AnalysisError(f"the runs mix numerics versions: {which}; a study reports runs of one version "
+                            f"(docs/PERFORMANCE.md, 'A change of numerics')")
 
 
 def _eval_task_mean(path, nodes, rows, notes):
@@ -280,9 +306,10 @@ def load_summary(path):
         eval_labels = [str(x) for x in d["eval_by_task_labels"]] if "eval_by_task_labels" in d else []
         eval_mean = (np.asarray(d["eval_by_task"], dtype=np.float64).reshape(len(rounds), len(eval_labels))
                      if "eval_by_task" in d and eval_labels else np.zeros((len(rounds), 0)))
+        # summaries written before sapo recorded its numerics come from version 1
         run = Run(str(d["source"]), "summary", str(d["name"]), config, n_nodes, rounds, per_node, node_mean,
                   labels, task_mean, int(d["expected_rounds"]), bool(d["done"]), [str(w) for w in d["warnings"]],
-                  eval_labels, eval_mean)
+                  eval_labels, eval_mean, int(d["numerics"]) if "numerics" in d else 1)
     except KeyError as e:
         raise AnalysisError(f"{path}: no {e} entry: not a complete summary") from None
     run.summary_path = path

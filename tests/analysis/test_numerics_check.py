@@ -1,6 +1,6 @@
 """analysis/numerics_check.py, the study-level check of a change of numerics: the verdict on paired
 per-seed rewards (an interval that holds 0 and a difference below the margin passes; a shift of
-0.02, or a small but consistent one, fails), the exact sign-flip p, and the run directories it
+0.02, or a small but consistent one, fails), the exact sign-flip p (analysis/paired.py), and the run directories it
 reads (summary.json, DONE, the seed in config.ini), with one-line errors and exit 2 on bad input."""
 import json
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from synthetic_runs import config_text
-from analysis.numerics_check import main, paired_verdict, sign_flip_p
+from analysis.numerics_check import main, paired_verdict
 
 
 def run_dir(tmp_path, name, seed, own_per_agent_round, nodes=8, rounds=300, done=True, version=2):
@@ -49,10 +49,9 @@ def test_interval_is_students_t():
     assert v["lo"] == pytest.approx(d.mean() - half) and v["hi"] == pytest.approx(d.mean() + half)
 
 
-def test_exact_sign_flip_p():
-    assert sign_flip_p([1.0, 2.0, 3.0]) == pytest.approx(2 / 8)  # all positive: 2 of 8 patterns as extreme
-    assert sign_flip_p([1.0, 2.0, 3.0, 4.0]) == pytest.approx(0.125)
-    assert sign_flip_p([1.0, -1.0, 1.0, -1.0]) == 1.0
+def test_sign_flip_p_is_the_exact_one():
+    assert paired_verdict(np.zeros(4), [1.0, 2.0, 3.0, 4.0])["p_sign_flip"] == pytest.approx(0.125)
+    assert paired_verdict(np.zeros(4), [1.0, -1.0, 1.0, -1.0])["p_sign_flip"] == 1.0
 
 
 def test_the_command_passes_and_fails(tmp_path, capsys):
@@ -85,3 +84,43 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case, message):
     assert main(olds + ["--new"] + news) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("numerics_check: ") and message in err[0], err
+
+
+# ---- a study reports runs of one numerics version -------------------------------------------
+
+def test_summaries_carry_the_numerics_version(tmp_path):
+    from synthetic_runs import write_run
+    from analysis.runs import load_any, load_summary
+    from analysis.summarize import main as summarize
+    old, new = tmp_path / "old", tmp_path / "new"
+    write_run(str(old), np.full((2, 10), 0.3))  # a directory from before NUMERICS: version 1
+    write_run(str(new), np.full((2, 10), 0.3))
+    (new / "NUMERICS").write_text("2\n")
+    assert load_any(str(old)).numerics == 1 and load_any(str(new)).numerics == 2
+    assert summarize([str(old), str(new), "-o", str(tmp_path / "s")]) == 0
+    assert load_summary(str(tmp_path / "s" / "old.npz")).numerics == 1
+    assert load_summary(str(tmp_path / "s" / "new.npz")).numerics == 2
+    (new / "NUMERICS").write_text("two\n")
+    from analysis.errors import AnalysisError
+    with pytest.raises(AnalysisError, match="NUMERICS: 'two\\\\n': expected the numerics version"):
+        load_any(str(new))
+
+
+def test_a_study_mixing_numerics_is_refused(tmp_path):
+    from analysis.errors import AnalysisError
+    from analysis.paper_regime import build
+    from analysis.runs import require_one_numerics
+    from synthetic_summaries import write_summary
+    require_one_numerics([("a", type("R", (), {"numerics": 2})()), ("b", type("R", (), {"numerics": 2})())])
+    summaries = tmp_path / "summaries"
+    summaries.mkdir()
+    for seed in (1, 2):
+        for split in ("8L0E", "4L4E"):
+            write_summary(str(summaries / f"paper-{split}-s{seed}.npz"), "paper", split, seed)
+    path = summaries / "paper-4L4E-s2.npz"
+    with np.load(path) as z:
+        arrays = dict(z)
+    arrays["numerics"] = np.array(2)
+    np.savez_compressed(path, **arrays)
+    with pytest.raises(AnalysisError, match=r"mix numerics versions: version 1 \(.*\), version 2 \(.*paper-4L4E-s2"):
+        build(str(summaries), str(tmp_path / "out"), seeds=(1, 2), last_k=2, window=2)

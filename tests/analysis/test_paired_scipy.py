@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import synthetic_runs  # noqa: F401 (puts the source tree on sys.path)
 from analysis.paired import log_ratio, mde, p_signflip, p_value, paired, signflip_p, t975, t_quantile, t_sf2
 
 # ---- the old hand-written statistics, frozen (analysis/paired.py before issue 35) -------------
