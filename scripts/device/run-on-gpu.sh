@@ -103,14 +103,14 @@ esac
 exec mpicc -I$U/include/hdf5/openmpi "\$@" -L$L/hdf5/openmpi/lib -lhdf5
 EOF
 chmod +x "$U/bin/h5pcc"
-# .pc files with the prefix's paths (Debian's say /usr; openblas.pc is an alternative)
+# .pc files with the prefix's paths: Debian's say /usr (openblas.pc is an alternative, taken
+# from openblas-pthread/); PKG_CONFIG_LIBDIR below points at these alone, hiding any system copy
 PC=$P/pkgconfig
 mkdir -p "$PC"
-printf 'Name: inih\nDescription: inih\nVersion: 55\nLibs: -L%s -linih\nCflags: -I%s\n' "$L" "$U/include" >"$PC/inih.pc"
-printf 'Name: libcjson\nDescription: cJSON\nVersion: 1.7.15\nLibs: -L%s -lcjson\nCflags: -I%s -I%s/cjson\n' \
-    "$L" "$U/include" "$U/include" >"$PC/libcjson.pc"
-printf 'Name: openblas\nDescription: OpenBLAS\nVersion: 0.3.21\nLibs: -L%s -lopenblas\nCflags: -I%s\n' \
-    "$OB" "$U/include/x86_64-linux-gnu/openblas-pthread" >"$PC/openblas.pc"
+for f in "$L"/pkgconfig/*.pc "$U"/share/pkgconfig/*.pc "$OB"/pkgconfig/openblas.pc; do
+    [ -f "$f" ] || continue
+    sed -E -e "s#^([A-Za-z_]+)=/usr(/|\$)#\1=$U\2#" -e "s#(-[IL])/usr/#\1$U/#g" "$f" >"$PC/$(basename "$f")"
+done
 export PKG_CONFIG_PATH=$PC PKG_CONFIG_LIBDIR=$PC
 PKGCONF=$(command -v pkg-config || echo "$U/bin/pkgconf")
 export OPAL_PREFIX=$U PATH=$U/bin:$PATH
@@ -129,6 +129,12 @@ if [ -z "${NCCL_ROOT:-}" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/n
         unset NCCL_ROOT
     fi
 fi
+# every module CMakeLists.txt asks pkg-config for, found in the prefix (else configure fails)
+NOPC=()
+for m in $(sed -n 's/^ *pkg_check_modules([A-Za-z0-9_]* .*REQUIRED.* \([A-Za-z0-9_.+-]*\))$/\1/p' CMakeLists.txt); do
+    "$PKGCONF" --exists "$m" || NOPC+=("$m")
+done
+[ ${#NOPC[@]} -eq 0 ] || fatal "no .pc under $PC for: ${NOPC[*]} (add the -dev packages to gather-debs.sh)"
 say "prefix ready; pkg-config $PKGCONF; NCCL_ROOT ${NCCL_ROOT:-(toolkit or none)}"
 step "mpirun smoke test" 60 - mpirun -np 2 hostname || fatal "mpirun from the prefix does not start"
 
