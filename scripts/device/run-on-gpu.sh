@@ -26,7 +26,10 @@ SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 # before the deadline; the sum must stay within LIMIT (tests/unit/test_device_plan.sh).
 LIMIT=480
 PLAN=(prepare:30 configure:45 build:150 gpu-tests:90 parity-blocking:40 memcheck:35 racecheck:35 bench:45)
-budget() { local s; for s in "${PLAN[@]}"; do [ "${s%%:*}" = "$1" ] && { echo "${s#*:}"; return; }; done; echo 0; }
+# SAPO_GPU_BUDGET_SCALE (an integer, default 1) stretches the budgets and the deadline of a
+# run, never the plan: for a rehearsal on a slower machine (scripts/device/rehearse.sh)
+SCALE=${SAPO_GPU_BUDGET_SCALE:-1}
+budget() { local s; for s in "${PLAN[@]}"; do [ "${s%%:*}" = "$1" ] && { echo $((${s#*:} * SCALE)); return; }; done; echo 0; }
 plan_total() { local s t=0; for s in "${PLAN[@]}"; do t=$((t + ${s#*:})); done; echo $t; }
 print_plan() {
     local s t=0
@@ -79,7 +82,7 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
 T0=$(date +%s)
-DEADLINE=$((T0 + LIMIT))
+DEADLINE=$((T0 + LIMIT * SCALE))
 FAILED=()
 NOTRUN=()
 say() { echo "[$(($(date +%s) - T0))s] $*"; }
@@ -126,6 +129,7 @@ fatal() { # a step later ones depend on failed
     finish
 }
 print_plan
+[ "$SCALE" = 1 ] || say "SAPO_GPU_BUDGET_SCALE=$SCALE: budgets and deadline x$SCALE (a rehearsal)"
 # ---- 0. the machine ----------------------------------------------------------------------
 {
     echo "# $(date -u) $(uname -a)"
@@ -149,11 +153,29 @@ ls .deps/*.deb >/dev/null 2>&1 || fatal "no .deps/*.deb: run scripts/device/gath
 say "== unpacking $(ls .deps/*.deb | wc -l) packages under $P"
 mkdir -p "$P"
 for f in .deps/*.deb; do
-    if command -v dpkg >/dev/null; then
+    if command -v dpkg >/dev/null && [ "${SAPO_GPU_UNPACK:-}" != ar ]; then
         dpkg -x "$f" "$P" || fatal "dpkg -x $f"
-    else # ar + tar, for an image without dpkg
-        member=$(ar t "$f" | grep '^data\.tar')
-        ar p "$f" "$member" | tar -x -C "$P" -f - || fatal "unpacking $f"
+    else # Python, for an image without dpkg (SAPO_GPU_UNPACK=ar forces it: a rehearsal): tar
+        # cannot tell data.tar.xz's compression on a pipe, and xz itself may be missing
+        python3 - "$f" "$P" <<'PY' || fatal "unpacking $f"
+import io, sys, tarfile
+deb, dest = sys.argv[1], sys.argv[2]
+with open(deb, "rb") as fh:
+    assert fh.read(8) == b"!<arch>\n", "not an ar archive"
+    while True:
+        head = fh.read(60)
+        if len(head) < 60:
+            sys.exit(deb + ": no data.tar member")
+        name, size = head[:16].decode().strip().rstrip("/"), int(head[48:58])
+        body = fh.read(size)
+        fh.read(size % 2)
+        if name.startswith("data.tar"):
+            with tarfile.open(fileobj=io.BytesIO(body), mode="r:*") as t:
+                # Debian's links may be absolute: Python 3.14's default filter would refuse them
+                kw = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
+                t.extractall(dest, **kw)
+            break
+PY
     fi
 done
 # what Debian's maintainer scripts and alternatives would have made
@@ -184,10 +206,15 @@ done
 export PKG_CONFIG_PATH=$PC PKG_CONFIG_LIBDIR=$PC
 PKGCONF=$(command -v pkg-config || echo "$U/bin/pkgconf")
 export OPAL_PREFIX=$U PATH=$U/bin:$PATH
-export LD_LIBRARY_PATH=$L:$L/openmpi/lib:$L/hdf5/openmpi/lib:$OB:${LD_LIBRARY_PATH:-}
+# $P/lib too: some packages (libnl-3-200, libkeyutils1, libcom-err2) still ship under /lib
+export LD_LIBRARY_PATH=$L:$P/lib/x86_64-linux-gnu:$L/openmpi/lib:$L/hdf5/openmpi/lib:$OB:${LD_LIBRARY_PATH:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # one machine: shared memory only, no UCX/verbs probing, no CMA (containers refuse ptrace)
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+# mpirun refuses to start without ssh or rsh on PATH, even for local ranks (which never use
+# it): a bare machine has neither (found by scripts/device/rehearse.sh); PMIx's compression
+# plugin, absent, warns about its help file under Debian's /usr path
+export OMPI_MCA_plm_rsh_agent=/bin/false PMIX_MCA_pcompress_base_silence_warning=1
 export OPENBLAS_NUM_THREADS=1
 # NCCL: the toolkit's, else the nvidia-nccl wheel beside PyTorch
 if [ -z "${NCCL_ROOT:-}" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h >/dev/null 2>&1; then
@@ -210,7 +237,8 @@ say "prefix ready; pkg-config $PKGCONF; NCCL_ROOT ${NCCL_ROOT:-(toolkit or none)
 {
     for v in PKG_CONFIG_PATH PKG_CONFIG_LIBDIR OPAL_PREFIX PATH LD_LIBRARY_PATH OMPI_ALLOW_RUN_AS_ROOT \
         OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_btl OMPI_MCA_pml \
-        OMPI_MCA_btl_vader_single_copy_mechanism OPENBLAS_NUM_THREADS NCCL_ROOT; do
+        OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_plm_rsh_agent PMIX_MCA_pcompress_base_silence_warning \
+        OPENBLAS_NUM_THREADS NCCL_ROOT; do
         [ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
     done
 } >"$P/env.sh"
