@@ -208,6 +208,12 @@ PKGCONF=$(command -v pkg-config || echo "$U/bin/pkgconf")
 export OPAL_PREFIX=$U PATH=$U/bin:$PATH
 # $P/lib too: some packages (libnl-3-200, libkeyutils1, libcom-err2) still ship under /lib
 export LD_LIBRARY_PATH=$L:$P/lib/x86_64-linux-gnu:$L/openmpi/lib:$L/hdf5/openmpi/lib:$OB:${LD_LIBRARY_PATH:-}
+# the toolkit's libraries (cudart, cublas, nccl): the build links them without a run path, and
+# the machine's loader may not know the toolkit (found by scripts/device/rehearse.sh)
+CT=$(cd "$(dirname "$NVCC")/.." && pwd -P)
+for d in "$CT/lib64" "$CT/lib" "$CT/targets/x86_64-linux/lib"; do
+    [ -d "$d" ] && LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$d
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # one machine: shared memory only, no UCX/verbs probing, no CMA (containers refuse ptrace)
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -285,7 +291,7 @@ MAYSKIP=
 [ "${NGPU:-0}" -ge 2 ] || MAYSKIP='gpu/test_gpu_nccl' # needs 2 GPUs: skipped by design on one
 say "$NGPU GPU(s) listed by nvidia-smi$([ -n "$MAYSKIP" ] && echo "; $MAYSKIP may skip")"
 step gpu-tests "$(budget gpu-tests)" "$OUT/ctest-gpu.log" bash "$SELF" --ctest-strict "$B" "$MAYSKIP" \
-    -L gpu --output-on-failure --timeout 80
+    -L gpu -j4 --output-on-failure --timeout 80
 grep -E 'Test +#|tests passed|max \||greedy row|grad norm|AdamW|vs |FAIL|skipped' "$OUT/ctest-gpu.log" | head -60
 # a fault inside a kernel surfaces at the next sync, under another kernel's name: again with
 # every launch synchronous
