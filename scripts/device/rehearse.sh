@@ -15,7 +15,8 @@
 #      without dpkg), pkg-config checks, mpirun smoke test, configure, build (its budgets scaled by SAPO_GPU_BUDGET_SCALE: 2 cores here)
 #   2. CPU-side tests from the carried packages: ctest -R on REHEARSE_TESTS (below)
 #   3. the gpu step must FAIL here, every GPU test being skipped (no device)
-# Its log: .rehearsal/out/ (run.log, build.log, rehearse.log).
+# Its log: .rehearsal/out/ (rehearse.log, and run.log, build.log, env.log, ctest-cpu.log,
+# ctest-gpu-nodevice.log).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -103,6 +104,7 @@ bash scripts/device/run-on-gpu.sh || fail "run-on-gpu.sh (see /out/run.log, /out
 echo "== 2. CPU-side tests from the carried packages: $REHEARSE_TESTS"
 (cd build-gpu && SAPO_TEST_GPU_BACKEND=cpu ctest -R "$REHEARSE_TESTS" --output-on-failure --timeout 1200) ||
     fail "CPU-side tests"
+cp build-gpu/Testing/Temporary/LastTest.log /out/ctest-cpu.log
 echo "== 3. the gpu step without a GPU: it must fail"
 bash scripts/device/run-on-gpu.sh --ctest-strict build-gpu "" -L gpu --timeout 120 >/out/ctest-gpu-nodevice.log 2>&1 &&
     fail "the gpu step passed with no GPU (see /out/ctest-gpu-nodevice.log)"
