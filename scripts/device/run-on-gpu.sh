@@ -344,8 +344,13 @@ soft "bench model --backend cuda (L4 H4 C128)" $((BT * 2 / 10)) "$B/sapo" bench 
     --size 4,4,128 --repeats 2 --mode fast
 soft "bench model --backend cpu (L4 H4 C128)" $((BT * 2 / 10)) "$B/sapo" bench model --backend cpu \
     --size 4,4,128 --repeats 2 --mode fast --no-torch
-# SmolLM2 node-rounds need its weights (scripts/get-model.sh; not carried: 270 MB)
-if d=$(scripts/get-model.sh smollm2-135m-instruct 2>/dev/null) && [ -d "$d" ]; then
+# SmolLM2 node-rounds need its weights (scripts/get-model.sh prepares them, downloading: not
+# here, without a network; not carried either: 270 MB), so only where they already are
+d=
+for m in "$B/models/smollm2-135m-instruct" "$ROOT/build/models/smollm2-135m-instruct"; do
+    [ -z "$d" ] && [ -f "$m/config.json" ] && d=$m
+done
+if [ -n "$d" ]; then
     for be in cuda cpu; do
         soft "bench round smollm2, model.backend=$be" $(($(left) / 2 - 10)) "$B/sapo" bench round \
             --config experiments/smollm2/4L0E.ini --rounds 1 --warmup-rounds 0 --no-torch "model.hf_dir=$d" "model.backend=$be"
