@@ -12,7 +12,8 @@
 #                    gpu/test_gpu_nccl with fewer than 2 GPUs (it needs 2)
 #   parity-blocking  the parity tests again under CUDA_LAUNCH_BLOCKING=1
 #   memcheck, racecheck  compute-sanitizer on gpu/test_gpu_layers, when the toolkit has it
-#   bench            on the time left: byte-GPT node-rounds and model steps, CUDA against CPU
+#   bench            on the time left: byte-GPT node-rounds (quick, then the paper's) and model
+#                    steps, CUDA against CPU (SmolLM2 node-rounds where its weights are)
 # Everything goes to $OUT: run.log (all steps), env.log, build.log, ctest-gpu.log,
 # sanitizer.log, bench.log. SAPO_DEPS_PREFIX moves the prefix (its env.sh holds the
 # environment the steps ran in); SAPO_GPU_STOP_AFTER_BUILD=1 stops after the build (what
@@ -336,14 +337,18 @@ soft() {
 }
 BT=$(( $(left) - 10 ))
 say "== bench: ${BT}s left for the benchmarks"
-for be in cuda cpu; do # the byte-level GPT: one node-round of experiments/quick.ini, ours only
-    soft "bench round quick, model.backend=$be" $((BT * 3 / 10)) "$B/sapo" bench round --config quick \
-        --rounds 1 --warmup-rounds 0 --no-torch "model.backend=$be"
+for be in cuda cpu; do # the byte-level GPT: node-rounds of experiments/quick.ini, ours only
+    soft "bench round quick, model.backend=$be" $((BT * 15 / 100)) "$B/sapo" bench round --config quick \
+        --rounds 5 --warmup-rounds 1 --no-torch "model.backend=$be"
 done
-soft "bench model --backend cuda (L4 H4 C128)" $((BT * 2 / 10)) "$B/sapo" bench model --backend cuda \
+soft "bench model --backend cuda (L4 H4 C128)" $((BT * 15 / 100)) "$B/sapo" bench model --backend cuda \
     --size 4,4,128 --repeats 2 --mode fast
-soft "bench model --backend cpu (L4 H4 C128)" $((BT * 2 / 10)) "$B/sapo" bench model --backend cpu \
+soft "bench model --backend cpu (L4 H4 C128)" $((BT * 15 / 100)) "$B/sapo" bench model --backend cpu \
     --size 4,4,128 --repeats 2 --mode fast --no-torch
+for be in cuda cpu; do # the paper's node-round, on what is left (a timeout here is an outcome)
+    soft "bench round paper, model.backend=$be" $(($(left) / 2 - 10)) "$B/sapo" bench round --config paper \
+        --rounds 2 --warmup-rounds 1 --no-torch "model.backend=$be"
+done
 # SmolLM2 node-rounds need its weights (scripts/get-model.sh prepares them, downloading: not
 # here, without a network; not carried either: 270 MB), so only where they already are
 d=
