@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Run HERE (a Debian 12 machine with apt): downloads the Debian packages that the bare GPU
 # machine lacks (MPI, HDF5, inih, cJSON, OpenBLAS, PCRE2, utf8proc, pkg-config and their
-# libraries; see
-# /work/shared/DEVICE.md) into .deps/ at the repository root, which git ignores. Name .deps
-# in the device run's carry list; scripts/device/run-on-gpu.sh unpacks them there under a
-# prefix. Safe to run again: packages already downloaded are kept.
+# libraries; see /work/shared/DEVICE.md) into .deps/ at the repository root, which git
+# ignores, and checks that every pkg-config module CMakeLists.txt requires is carried. Name
+# .deps in the device run's carry list; scripts/device/run-on-gpu.sh unpacks them there under
+# a prefix (scripts/device/rehearse.sh tries it in a bare root here). Safe to run again:
+# packages already downloaded are kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
