@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Run HERE (a Debian 12 machine with apt): downloads the Debian packages that the bare GPU
-# machine lacks (MPI, HDF5, inih, cJSON, OpenBLAS, pkg-config and their libraries; see
-# /work/shared/DEVICE.md) into .deps/ at the repository root, which git ignores. Name .deps
-# in the device run's carry list; scripts/device/run-on-gpu.sh unpacks them there under a
-# prefix. Safe to run again: packages already downloaded are kept.
+# machine lacks (MPI, HDF5, inih, cJSON, OpenBLAS, PCRE2, utf8proc, pkg-config and their
+# libraries; see /work/shared/DEVICE.md) into .deps/ at the repository root, which git
+# ignores, and checks that every pkg-config module CMakeLists.txt requires is carried. Name
+# .deps in the device run's carry list; scripts/device/run-on-gpu.sh unpacks them there under
+# a prefix (scripts/device/rehearse.sh tries it in a bare root here). Safe to run again:
+# packages already downloaded are kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,6 +29,11 @@ PKGS=(
   pkgconf pkgconf-bin libpkgconf3
   # libxnvctrl0 (hwloc) links X11; libcom-err2 and libatomic1 may be missing from a slim image
   libx11-6 libxext6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libcom-err2 libatomic1
+  # the BPE tokenizer (CMakeLists.txt: libpcre2-8, libutf8proc): -dev packages for the
+  # headers, .so links and .pc files, runtimes for the libraries (libpcre2-dev depends on
+  # all four PCRE2 widths; their .pc files require nothing else)
+  libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3
+  libutf8proc-dev libutf8proc2
 )
 
 mkdir -p .deps
@@ -41,6 +48,19 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "gather-debs: all ${#PKGS[@]} packages already in .deps/"
 fi
+# every module CMakeLists.txt asks pkg-config for must have its .pc in a carried package
+# (run-on-gpu.sh points PKG_CONFIG_LIBDIR at the prefix only: a system copy there is hidden)
+mods=$(sed -n 's/^ *pkg_check_modules([A-Za-z0-9_]* .*REQUIRED.* \([A-Za-z0-9_.+-]*\))$/\1/p' ../CMakeLists.txt)
+listing=$(for f in ./*.deb; do dpkg-deb -c "$f"; done)
+nopc=()
+for m in $mods; do
+  grep -qE "/pkgconfig/$m\.pc\$" <<<"$listing" || nopc+=("$m")
+done
+if [ ${#nopc[@]} -gt 0 ]; then
+  echo "gather-debs: no carried package holds the .pc of: ${nopc[*]} (add its -dev package to PKGS)" >&2
+  exit 1
+fi
+echo "gather-debs: every pkg-config module of CMakeLists.txt is carried: $(echo $mods)"
 n=$(ls -1 ./*.deb | wc -l)
 echo "gather-debs: $n packages, $(du -sh . | cut -f1) in $(pwd)"
 grep -qx '/.deps/' ../.gitignore 2>/dev/null || echo '/.deps/' >> ../.gitignore

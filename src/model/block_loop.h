@@ -222,7 +222,9 @@ static inline void block_prefill_store(const BlockOps* op, void* ctx, const Bloc
 
 /* Checks a decode step (host arrays) against the model before any cache is touched: 1 to
  * cap.max_rows rows, and for each its cache row, prompt slot, position (< n_ctx, within the
- * row's cache) and token (< vocab). Returns 0, or -1 with the first bad row in err. */
+ * row's cache) and token (< vocab), and no cache row twice (two rows of one step writing one
+ * cache slot race on a GPU, where the CPU writes them in order). Returns 0, or -1 with the
+ * first bad row in err. */
 static inline int decode_check(const GPTConfig* c, const ModelCapacity* cap, const DecodeStep* d, char* err,
                                size_t errlen) {
     if (d->n < 1 || d->n > cap->max_rows) {
@@ -239,6 +241,15 @@ static inline int decode_check(const GPTConfig* c, const ModelCapacity* cap, con
                      "model's capacity",
                      i, d->rows[i], d->prefix[i], d->prefix_len[i], d->pos[i], d->tokens[i]);
             return -1;
+        }
+    }
+    for (int i = 1; i < d->n; i++) { /* n^2 / 2 compares of ints: nothing next to a decode step */
+        for (int j = 0; j < i; j++) {
+            if (d->rows[j] == d->rows[i]) {
+                snprintf(err, errlen, "decode row %d: cache row %d is also row %d's (each row needs its own)", i,
+                         d->rows[i], j);
+                return -1;
+            }
         }
     }
     return 0;

@@ -1,6 +1,6 @@
 /* The checks both backends run before generation touches a cache (src/model/block_loop.h):
  * decode_check accepts a valid step and names the first bad row for each way a row can fall
- * outside the model's capacity; prefill_check rejects too many prompts and a prompt that
+ * outside the model's capacity, and a cache row used twice in one step; prefill_check rejects too many prompts and a prompt that
  * claims a prefix. */
 #include "model/block_loop.h"
 #include "model/gpt.h"
@@ -60,6 +60,17 @@ int main(void) {
     s = valid(), s.prefix_len[1] = 10, s.pos[1] = 16, expect_bad(&c, &cap, s, 1, "position = n_ctx");
     s = valid(), s.tokens[2] = GPT_VOCAB, expect_bad(&c, &cap, s, 2, "token = vocab");
     s = valid(), s.tokens[0] = -1, expect_bad(&c, &cap, s, 0, "negative token");
+
+    /* two rows of one step in one cache row: they would race on a GPU */
+    s = valid(), s.rows[2] = 0, expect_bad(&c, &cap, s, 2, "cache row 0 twice");
+    d = view(&s, N);
+    EXPECT(decode_check(&c, &cap, &d, err, sizeof err) == -1, "cache row 0 twice accepted");
+    EXPECT_MSG(err, "decode row 2: cache row 0 is also row 0's");
+    s = valid(), s.rows[2] = 1, expect_bad(&c, &cap, s, 2, "cache row 1 twice");
+    /* distinct rows anywhere below max_rows pass */
+    s = valid(), s.rows[0] = 3, s.rows[2] = 0;
+    d = view(&s, N);
+    EXPECT(decode_check(&c, &cap, &d, err, sizeof err) == 0, "distinct rows 3, 1, 0 refused: %s", err);
 
     /* a row without a prompt ignores its slot */
     s = valid(), s.prefix[2] = 99;
