@@ -52,6 +52,8 @@ class Run:
         self.done = done
         self.warnings = warnings_
         self.numerics = numerics  # the numerics version of the sapo that made it (RUN_DIR/NUMERICS; 1 before it)
+        # what each node was made to know (run.specialty, [node.K] of the config); "" unset
+        self.specialty = [str(config.node_get(k, "run.specialty", "") or "") for k in range(n_nodes)]
 
     @property
     def n_rounds(self):
@@ -73,7 +75,7 @@ class Run:
         mean = {k: v[:n] for k, v in self.node_mean.items()}
         return Run(self.source, self.kind, self.name, self.config, self.n_nodes, self.rounds[:n], cut, mean,
                    self.task_labels, self.task_mean[:n], self.expected_rounds, self.done, list(self.warnings),
-                   self.eval_task_labels, self.eval_task_mean[:n])
+                   self.eval_task_labels, self.eval_task_mean[:n], self.numerics)
 
 
 def nanmean_rows(a, axis=0):
@@ -214,7 +216,9 @@ def load_run_dir(path):
         task_mean = nanmean_rows(np.stack([n[2][:rows] for n in nodes]), axis=0)
     else:
         task_mean, labels = np.zeros((rows, 0)), []
-    eval_labels, eval_mean = _eval_task_mean(path, nodes, rows, notes)
+    eval_labels, eval_mean, eval_per_node = _eval_task_mean(path, nodes, rows, notes)
+    if eval_per_node is not None:
+        per_node["eval_by_task"] = eval_per_node  # (nodes, rounds, tasks): pass@1 per node and task
     run = Run(path, "hdf5", name, config, n_nodes, rounds, per_node, node_mean, labels, task_mean,
               expected if expected is not None else rows, done, notes, eval_labels, eval_mean, read_numerics(path))
     _check_summary_json(run)
@@ -247,16 +251,18 @@ def require_one_numerics(runs):
 
 
 def _eval_task_mean(path, nodes, rows, notes):
-    """(labels, (rows, tasks) mean over nodes of eval_pass1_by_task); empty when the logs
-    predate the dataset, or when only some node files have it (with a warning)."""
+    """(labels, (rows, tasks) mean over nodes of eval_pass1_by_task, (nodes, rows, tasks) the
+    same per node); empty (and None) when the logs predate the dataset, or when only some node
+    files have it (with a warning)."""
     evals = [n[7] for n in nodes]
     if all(e is None for e in evals):
-        return [], np.zeros((rows, 0))
+        return [], np.zeros((rows, 0)), None
     labels = next(e[1] for e in evals if e is not None)
     if any(e is None or e[0].ndim != 2 or e[0].shape[1] != len(labels) or e[1] != labels for e in evals) or not labels:
         notes.append(f"{path}: {EVAL_BY_TASK} is missing or shaped differently in some node files; ignored")
-        return [], np.zeros((rows, 0))
-    return labels, nanmean_rows(np.stack([e[0][:rows] for e in evals]), axis=0)
+        return [], np.zeros((rows, 0)), None
+    per_node = np.stack([e[0][:rows] for e in evals])
+    return labels, nanmean_rows(per_node, axis=0), per_node
 
 
 def _check_summary_json(run):

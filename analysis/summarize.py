@@ -9,7 +9,8 @@ and round reward_own, reward_train and eval_pass1 (float64, so cumulative sums m
 exactly); the mean over nodes per round of every other logged metric; the node mean per round
 of reward_by_task (task_mean) and, for runs that log it, of eval_pass1_by_task (eval_by_task:
 pass@1 per task on the fixed held-out set, NaN where no evaluation ran, with eval_by_task_labels;
-what analysis.minipaper reads). Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
+what analysis.minipaper reads) and the same per node (node/eval_by_task, nodes x rounds x
+tasks), beside each node's specialty (run.specialty; "" unset). Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
 Also DIR/<run name>.csv: round, mean/min/max over nodes of reward_own, reward_train and
 eval_pass1, for reading without Python."""
 import argparse
@@ -40,6 +41,9 @@ def summary_arrays(run):
     if run.eval_task_labels:  # logs from before the fixed evaluation set have none: no entry
         d["eval_by_task"] = run.eval_task_mean
         d["eval_by_task_labels"] = np.array(run.eval_task_labels, dtype=str)
+        if "eval_by_task" in run.per_node:  # per node and task, what a specialist study reads
+            d["node/eval_by_task"] = run.per_node["eval_by_task"]
+    d["specialty"] = np.array(run.specialty, dtype=str)
     for m in PER_NODE_METRICS:
         d[f"node/{m}"] = run.per_node[m]
     for m, v in run.node_mean.items():

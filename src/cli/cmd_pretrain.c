@@ -1,13 +1,17 @@
 /* `sapo pretrain`: the supervised format warm-up. Trains node 0's policy on task
  * demonstrations (question -> "<answer>ANSWER</answer>") from tasks.names at tasks.preset on
  * model.backend, writes the checkpoint that `model.init` loads in every node, then measures
- * its pass@1 per task on the run's fixed held-out set, as the nodes do (swarm/evaluation.h).
+ * its pass@1 per task on the run's fixed held-out set, as the nodes do (swarm/evaluation.h),
+ * and writes CKPT.json (what was demonstrated, the skill). pretrain.tasks narrows the
+ * demonstrations to some of tasks.names (a specialist); draws that are held-out questions are
+ * counted, and drawn again under tasks.exclude_eval.
  * The byte-level GPT starts fresh and reads its demonstrations as bytes; a llama node's model
  * (model.family = llama) starts from model.hf_dir's weights and reads them as its tokenizer's
  * ids, the prompt framed by the node's PromptCodec exactly as its generation reads it.
  * cmd_pretrain, at the end, runs the stages in order: options and config, checks, the
  * checkpoint's path, the model, the steps, the checkpoint and the table. */
 #include <cblas.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
+#include "io/atomic_file.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
@@ -28,6 +33,7 @@
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/budget_check.h"
+#include "swarm/evalset.h"
 #include "swarm/evaluation.h"
 #include "swarm/node_settings.h"
 #include "swarm/taskset.h"
@@ -46,39 +52,6 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
     return 0;
 }
 
-/* pass@1 of the warm-up on the run's fixed held-out set (run.eval_questions from
- * run.eval_seed, swarm/evalset.h), answered once per question through evaluation_run, the
- * nodes' evaluation, sampled from the stream node 0 evaluates round 0 with: per task in
- * tasks.names order, then the mean over the questions. Returns -1 with err when the set
- * cannot be built. */
-static int report_skill(Model* m, const PromptCodec* codec, const SwarmSettings* sw, const TaskSet* ts,
-                        const GenConfig* gen, FILE* out, char* err, size_t errlen) {
-    int n = sw->eval_questions;
-    uint64_t eval_seed = sw->eval_seed;
-    if (n == 0) {
-        fprintf(out, "warm-up skill: not measured (run.eval_questions = 0)\n");
-        return 0;
-    }
-    EvalSet es;
-    if (evalset_build(&es, ts, eval_seed, n, err, errlen)) return -1;
-    RngStream rng = rng_stream(sw->seed, 0, 0, RNG_EVAL);
-    double by_task[TASK_N_IDS], tagged[TASK_N_IDS];
-    double pass1 = evaluation_run(m, codec, gen, &es, &rng, by_task, tagged);
-    fprintf(out,
-            "warm-up skill (pass@1, temperature %.2f, on the held-out set of %d questions: run.eval_seed %llu, digest "
-            "%016llx):\n",
-            gen->sampler.temperature, n, (unsigned long long)eval_seed, (unsigned long long)es.digest);
-    for (int t = 0; t < ts->n; t++) {
-        int id = ts->slots[t].task_id;
-        if (!es.n_by_task[id]) continue;
-        fprintf(out, "  %-24s %6.3f   (answer tags in %5.1f%%, %d questions)\n", ts->slots[t].spec->name, by_task[id],
-                100.0 * tagged[id], es.n_by_task[id]);
-    }
-    fprintf(out, "  %-24s %6.3f\n", "mean", pass1);
-    evalset_free(&es);
-    return 0;
-}
-
 static const CliOption OPTIONS[] = {
     {"out", "CKPT", "the checkpoint to write (default pretrain.out, else RUN_DIR/warmup.ckpt)"},
     {"quiet", NULL, "no progress lines (the pass@1 table is still printed)"},
@@ -93,7 +66,11 @@ static void usage(FILE* out) {
             "model, optim and gen key as node 0 sees it ([node.0] applied, other [node.K] only\n"
             "budget-checked); tasks from [tasks]; starts from node 0's model.init when set\n"
             "(to specialise a warm-up on some tasks). Writes the checkpoint to --out,\n"
-            "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task.\n"
+            "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task; CKPT.json\n"
+            "beside it holds the same and the count of draws that were held-out questions.\n"
+            "pretrain.tasks: demonstrate only these of tasks.names (a specialist's warm-up; the\n"
+            "held-out set and the table stay tasks.names'). tasks.exclude_eval: a draw that is a\n"
+            "held-out question is drawn again.\n"
             "model.family = llama: starts from model.hf_dir's weights (context cut to model.n_ctx)\n"
             "and trains its token ids: each prompt as the node's chat form (system prompt, the\n"
             "question as the user's turn, the assistant header), the answer, then the end of turn\n"
@@ -119,14 +96,98 @@ typedef struct {
     Tokenizer* tok;    /* a llama model's (model.hf_dir/tokenizer.json); NULL: byte-level */
     PromptCodec codec; /* how the model reads a prompt and its answers: the nodes' */
     GenConfig gen;     /* node 0's, stopping at </answer> (and a chat model's end of turn): the evaluation's */
+    TaskSet demo_ts;   /* pretrain.tasks: the demonstrated tasks (n = 0: those of ts) */
+    EvalSet held_out;  /* the run's held-out set (tasks.names, run.eval_seed, run.eval_questions) */
+    int has_held_out;  /* 0 when run.eval_questions = 0 */
+    long demos, held_out_drawn; /* demonstrations trained; draws that were held-out questions */
+    long held_out_by_task[TASK_N_IDS]; /* the latter per task id */
+    double pass1, by_task[TASK_N_IDS], tagged[TASK_N_IDS]; /* the warm-up's skill (report_skill) */
     char err[1024];
 } Pretrain;
+
+/* pass@1 of the warm-up on the run's fixed held-out set (run.eval_questions from
+ * run.eval_seed over tasks.names, swarm/evalset.h), answered once per question through
+ * evaluation_run, the nodes' evaluation, sampled from the stream node 0 evaluates round 0
+ * with: per task in tasks.names order, then the mean over the questions, printed and kept in
+ * p's skill fields for the checkpoint's JSON. */
+static void report_skill(Pretrain* p, FILE* out) {
+    if (!p->has_held_out) {
+        fprintf(out, "warm-up skill: not measured (run.eval_questions = 0)\n");
+        return;
+    }
+    RngStream rng = rng_stream(p->sw->seed, 0, 0, RNG_EVAL);
+    p->pass1 = evaluation_run(p->m, &p->codec, &p->gen, &p->held_out, &rng, p->by_task, p->tagged);
+    fprintf(out,
+            "warm-up skill (pass@1, temperature %.2f, on the held-out set of %d questions: run.eval_seed %llu, digest "
+            "%016llx):\n",
+            p->gen.sampler.temperature, p->held_out.n, (unsigned long long)p->sw->eval_seed,
+            (unsigned long long)p->held_out.digest);
+    for (int t = 0; t < p->ts.n; t++) {
+        int id = p->ts.slots[t].task_id;
+        if (!p->held_out.n_by_task[id]) continue;
+        fprintf(out, "  %-24s %6.3f   (answer tags in %5.1f%%, %d questions)\n", p->ts.slots[t].spec->name,
+                p->by_task[id], 100.0 * p->tagged[id], p->held_out.n_by_task[id]);
+    }
+    fprintf(out, "  %-24s %6.3f\n", "mean", p->pass1);
+}
+
+/* CKPT.json beside the checkpoint (atomically): what the warm-up demonstrated, how many of
+ * its draws were held-out questions and whether they were drawn again, and its skill per
+ * task; what a study's driver reads (never parsed from stdout). 0, or -1 with p->err. */
+static int pretrain_write_json(Pretrain* p) {
+    cJSON* root = cJSON_CreateObject();
+    const TaskSet* demo = p->demo_ts.n ? &p->demo_ts : &p->ts;
+    cJSON* demo_tasks = cJSON_AddArrayToObject(root, "demonstrated_tasks");
+    for (int t = 0; t < demo->n; t++) cJSON_AddItemToArray(demo_tasks, cJSON_CreateString(demo->slots[t].spec->name));
+    cJSON_AddNumberToObject(root, "steps", p->sw->pretrain.steps);
+    cJSON_AddNumberToObject(root, "demonstrations", (double)p->demos);
+    cJSON_AddNumberToObject(root, "held_out_drawn", (double)p->held_out_drawn);
+    cJSON* drawn = cJSON_AddObjectToObject(root, "held_out_drawn_by_task");
+    for (int t = 0; t < demo->n; t++)
+        cJSON_AddNumberToObject(drawn, demo->slots[t].spec->name, (double)p->held_out_by_task[demo->slots[t].task_id]);
+    cJSON_AddBoolToObject(root, "exclude_eval", p->sw->exclude_eval);
+    cJSON_AddNumberToObject(root, "seed", (double)p->sw->seed);
+    cJSON_AddNumberToObject(root, "init_seed", (double)p->sw->init_seed);
+    cJSON_AddNumberToObject(root, "eval_seed", (double)p->sw->eval_seed);
+    cJSON_AddNumberToObject(root, "eval_questions", p->has_held_out ? p->held_out.n : 0);
+    if (p->has_held_out) {
+        char digest[17];
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)p->held_out.digest);
+        cJSON_AddStringToObject(root, "eval_digest", digest);
+        cJSON_AddNumberToObject(root, "pass1", p->pass1);
+        cJSON* skill = cJSON_AddObjectToObject(root, "pass1_by_task");
+        cJSON* tagged = cJSON_AddObjectToObject(root, "format_rate_by_task");
+        for (int t = 0; t < p->ts.n; t++) {
+            int id = p->ts.slots[t].task_id;
+            if (!p->held_out.n_by_task[id]) continue;
+            cJSON_AddNumberToObject(skill, p->ts.slots[t].spec->name, p->by_task[id]);
+            cJSON_AddNumberToObject(tagged, p->ts.slots[t].spec->name, p->tagged[id]);
+        }
+    }
+    char* text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return snprintf(p->err, sizeof p->err, "%s.json: out of memory", p->out), -1;
+    size_t n = strlen(text), plen = strlen(p->out);
+    char* line = mallocCheck(n + 2);
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
+    cJSON_free(text);
+    char* path = mallocCheck(plen + 6);
+    memcpy(path, p->out, plen);
+    memcpy(path + plen, ".json", 6);
+    int rc = atomic_file_write(path, line, p->err, sizeof p->err);
+    free(path);
+    free(line);
+    return rc;
+}
 
 /* The one way out of `sapo pretrain`: releases what the warm-up holds, returns `code` (0
  * done, 1 an output file, 2 bad options or config). */
 static int pretrain_end(Pretrain* p, int code) {
     free(p->owned);
     taskset_free(&p->ts);
+    taskset_free(&p->demo_ts);
+    if (p->has_held_out) evalset_free(&p->held_out);
     model_free(p->m);
     if (p->tok) tokenizer_free(p->tok);
     run_settings_free(&p->set);
@@ -191,6 +252,25 @@ static StageResult pretrain_check(Pretrain* p) {
     if (taskset_build(&p->ts, p->sw->tasks_names, p->sw->tasks_preset, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
         return stage_exit(2);
+    }
+    if (*p->sw->pretrain.tasks) {
+        if (taskset_build(&p->demo_ts, p->sw->pretrain.tasks, p->sw->tasks_preset, p->err, sizeof p->err)) {
+            fprintf(stderr, "sapo pretrain: config error: pretrain.tasks: %s\n", p->err);
+            return stage_exit(2);
+        }
+        for (int t = 0; t < p->demo_ts.n; t++)
+            if (!taskset_find(&p->ts, p->demo_ts.slots[t].task_id)) {
+                fprintf(stderr, "sapo pretrain: config error: pretrain.tasks: %s is not in tasks.names (%s)\n",
+                        p->demo_ts.slots[t].spec->name, p->sw->tasks_names);
+                return stage_exit(2);
+            }
+    }
+    if (p->sw->eval_questions > 0) {
+        if (evalset_build(&p->held_out, &p->ts, p->sw->eval_seed, p->sw->eval_questions, p->err, sizeof p->err)) {
+            fprintf(stderr, "sapo pretrain: config error: evaluation set: %s\n", p->err);
+            return stage_exit(2);
+        }
+        p->has_held_out = 1;
     }
     if (p->node0->family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return stage_exit(2);
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
@@ -300,6 +380,26 @@ static SftTokens pretrain_tokens(const Pretrain* p, const Question* q, const cha
     return tk;
 }
 
+/* One demonstration from the demonstrated tasks: a draw that is a question of the held-out
+ * set is counted, and drawn again under tasks.exclude_eval (without it, kept: the draws, and
+ * so the checkpoint, stay those of a warm-up that never looked). */
+static void draw_demonstration(Pretrain* p, RngStream* rng, Question* q) {
+    const TaskSet* ts = p->demo_ts.n ? &p->demo_ts : &p->ts;
+    for (int tries = 0;; tries++) {
+        if (!draw_demonstrable(ts, rng, q)) sapo_die("no task of the warm-up has a stored answer to demonstrate");
+        if (!p->has_held_out || !evalset_contains(&p->held_out, q)) break;
+        p->held_out_drawn++;
+        p->held_out_by_task[q->slot->task_id]++;
+        if (!p->sw->exclude_eval) break;
+        if (tries + 1 == EVALSET_EXCLUDE_TRIES)
+            sapo_die("tasks.exclude_eval: %d warm-up draws in a row were questions of the held-out set (last: %s); "
+                     "the preset's question space is too small for run.eval_questions = %d",
+                     EVALSET_EXCLUDE_TRIES, q->slot->spec->name, p->sw->eval_questions);
+        question_free(q);
+    }
+    p->demos++;
+}
+
 /* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
  * stream; a progress line at most every 5 seconds and at the last step, unless --quiet. */
 static void pretrain_train(Pretrain* p) {
@@ -321,8 +421,7 @@ static void pretrain_train(Pretrain* p) {
     for (int step = 1; step <= steps; step++) {
         RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
         for (int b = 0; b < B; b++) {
-            if (!draw_demonstrable(&p->ts, &rng, &qs[b]))
-                sapo_die("no task in tasks.names has a stored answer to demonstrate");
+            draw_demonstration(p, &rng, &qs[b]);
             demos[b] = answer_demonstration(cJSON_GetObjectItem(qs[b].entry, "answer")->valuestring);
             if (tk) tk[b] = pretrain_tokens(p, &qs[b], demos[b], prompt_ids + (size_t)b * T);
             else ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
@@ -364,11 +463,17 @@ static int pretrain_finish(Pretrain* p) {
         fprintf(stderr, "sapo pretrain: %s\n", p->err);
         return 1;
     }
-    if (report_skill(p->m, &p->codec, p->sw, &p->ts, &p->gen, stdout, p->err, sizeof p->err)) {
-        fprintf(stderr, "sapo pretrain: evaluation set: %s\n", p->err);
+    printf("warm-up demonstrations: %ld of %ld were questions of the held-out set (%s)\n", p->held_out_drawn,
+           p->demos,
+           !p->has_held_out      ? "no held-out set: run.eval_questions = 0"
+           : p->sw->exclude_eval ? "each drawn again: tasks.exclude_eval"
+                                 : "kept: tasks.exclude_eval is off");
+    report_skill(p, stdout);
+    if (pretrain_write_json(p)) {
+        fprintf(stderr, "sapo pretrain: %s\n", p->err);
         return 1;
     }
-    printf("wrote %s\n", p->out);
+    printf("wrote %s and %s.json\n", p->out, p->out);
     return 0;
 }
 

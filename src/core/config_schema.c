@@ -104,8 +104,8 @@ const CfgField CONFIG_SCHEMA[] = {
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
     STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
     BOOL("tasks.exclude_eval", "false", GLOBAL,
-         "never ask a node a question of the held-out set (run.eval_questions): such a draw is drawn again; "
-         "without it, the train_in_eval column counts the held-out questions asked"),
+         "never ask a node, nor demonstrate in `sapo pretrain`, a question of the held-out set (run.eval_questions): "
+         "such a draw is drawn again; the train_in_eval column counts the held-out questions asked either way"),
     FLOAT("tasks.max_unanswerable", "0.25", 0, 1, GLOBAL,
           "largest share of a task's items whose answer, tags included, may exceed gen.max_new_tokens; run and pretrain stop above it"),
 
@@ -114,10 +114,16 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("pretrain.batch", "32", 1, 4096, GLOBAL, "demonstrations per step"),
     FLOAT("pretrain.lr", "1e-3", 0, 1, GLOBAL, "warm-up learning rate (AdamW, optim.* otherwise)"),
     STRING("pretrain.out", "", GLOBAL, "checkpoint the warm-up writes; empty = RUN_DIR/warmup.ckpt"),
+    STRING("pretrain.tasks", "", GLOBAL,
+           "the tasks the warm-up demonstrates, a comma-separated subset of tasks.names (a specialist's warm-up); "
+           "empty = tasks.names. The held-out set and the pass@1 table stay those of tasks.names"),
 
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),
     STRING("run.name", "", GLOBAL, "run name"),
+    STRING("run.specialty", "", PER_NODE,
+           "a label for what this node was made to know (e.g. the task its warm-up demonstrated); "
+           "kept in config.ini for the analysis (node/specialty in summaries), not used by the run"),
     STRING("run.dump_messages", "", GLOBAL,
            "directory where every node writes the message it sends each round (node_NNNN.rRRRRRRR.msg, for sapo verify); empty = none"),
     INT("run.eval_every", "20", 0, 1e7, GLOBAL, "rounds between evaluations on the held-out set; 0 = never"),

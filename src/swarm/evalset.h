@@ -41,6 +41,10 @@ void evalset_free(EvalSet* es);
  * the held-out set also asks), else 0. */
 int evalset_contains(const EvalSet* es, const Question* q);
 
+/* Draws in a row that may all be held-out questions (tasks.exclude_eval draws them again, in a
+ * node's round and in the warm-up) before the command stops: the question space is too small. */
+#define EVALSET_EXCLUDE_TRIES 1000
+
 /* pass@1 of one answer per question (texts[i] answers question i): the mean reward, and per
  * task id the mean reward over that task's questions in by_task (NaN for a task the set does
  * not ask). NaN when the set is empty. */

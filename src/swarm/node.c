@@ -200,9 +200,6 @@ static void round_state_free(RoundState* s) {
 }
 
 /* ask: I questions from the (seed, rank, round, questions) stream. */
-/* Draws in a row that may all hit the held-out set (tasks.exclude_eval) before a run stops. */
-#define EXCLUDE_EVAL_TRIES 1000
-
 static void round_ask(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     char err[512];
     RngStream qrng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)s->round, RNG_QUESTIONS);
@@ -211,17 +208,16 @@ static void round_ask(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     for (int i = 0; i < s->I; i++) {
         for (int tries = 0;; tries++) {
             if (question_draw(&n->tasks, &qrng, &s->qs[i], err, sizeof err)) sapo_die("question: %s", err);
-            if (!evalset_contains(&n->eval, &s->qs[i])) break;
-            if (!n->sw.exclude_eval) { /* asked though held out: counted */
-                rec->m[RM_TRAIN_IN_EVAL]++;
-                break;
-            }
-            if (tries + 1 == EXCLUDE_EVAL_TRIES)
+            if (!evalset_contains(&n->eval, &s->qs[i]) || !n->sw.exclude_eval) break;
+            if (tries + 1 == EVALSET_EXCLUDE_TRIES)
                 sapo_die("tasks.exclude_eval: %d draws in a row were questions of the held-out set (last: %s); "
                          "the preset's question space is too small for run.eval_questions = %d",
-                         EXCLUDE_EVAL_TRIES, s->qs[i].slot->spec->name, n->sw.eval_questions);
+                         EVALSET_EXCLUDE_TRIES, s->qs[i].slot->spec->name, n->sw.eval_questions);
             question_free(&s->qs[i]);
         }
+        /* counted on the question asked, in both modes: 0 under tasks.exclude_eval is then a
+         * measurement of what the redraws left, not a column that cannot move */
+        if (evalset_contains(&n->eval, &s->qs[i])) rec->m[RM_TRAIN_IN_EVAL]++;
         s->prompts[i] = s->qs[i].prompt;
     }
 }

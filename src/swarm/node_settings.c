@@ -40,7 +40,8 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
         .pretrain = {.steps = (int)config_int(cfg, "pretrain.steps"),
                      .batch = (int)config_int(cfg, "pretrain.batch"),
                      .lr = (float)config_float(cfg, "pretrain.lr"),
-                     .out = config_string(cfg, "pretrain.out")},
+                     .out = config_string(cfg, "pretrain.out"),
+                     .tasks = config_string(cfg, "pretrain.tasks")},
     };
     return s;
 }

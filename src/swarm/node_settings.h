@@ -40,6 +40,7 @@ typedef struct {
         int steps, batch;
         float lr;
         const char* out;       /* "" = RUN_DIR/warmup.ckpt */
+        const char* tasks;     /* the demonstrated tasks; "" = tasks.names */
     } pretrain;                /* [pretrain], for sapo pretrain */
 } SwarmSettings;
 

@@ -3,6 +3,7 @@ nodes (NaN where no node evaluated or the task is not asked), summaries carry it
 back (as eval_by_task / eval_by_task_labels, which analysis.minipaper picks up), and runs
 logged before the dataset existed (and their summaries) still load, without it."""
 import numpy as np
+import pytest
 
 from synthetic_runs import TASKS, write_run
 from analysis.runs import load_run_dir, load_summary
@@ -57,3 +58,24 @@ def test_dataset_in_some_node_files_only_is_ignored_with_a_warning(tmp_path):
     run = load_run_dir(path)
     assert run.eval_task_mean.shape == (10, 0)
     assert any("eval_pass1_by_task" in w for w in run.warnings), run.warnings
+
+
+def test_per_node_table_and_specialty_for_a_specialist_study(tmp_path):
+    """node/eval_by_task (nodes x rounds x tasks) and each node's run.specialty ([node.K]) reach
+    the summary, so 'pass@1 on the tasks this node was not warmed on' reads from it."""
+    nodes = {0: {"run.specialty": "base_conversion"}, 2: {"run.specialty": "arc_1d"}}
+    path = write_run(str(tmp_path / "spec"), np.full((3, 10), 0.2), eval_by_task=eval_array(), nodes=nodes)
+    run = load_run_dir(path)
+    assert run.specialty == ["base_conversion", "", "arc_1d"]
+    assert np.array_equal(run.per_node["eval_by_task"], eval_array(), equal_nan=True)
+    assert run.truncated(5).per_node["eval_by_task"].shape == (3, 5, 9)
+    (npz,) = summarize([path], str(tmp_path / "sum"), log=lambda m: None)
+    with np.load(npz) as z:
+        assert [str(x) for x in z["specialty"]] == ["base_conversion", "", "arc_1d"]
+        assert np.array_equal(z["node/eval_by_task"], eval_array(), equal_nan=True)
+    back = load_summary(npz)
+    assert back.specialty == run.specialty
+    assert np.array_equal(back.per_node["eval_by_task"], eval_array(), equal_nan=True)
+    # node 0 (base_conversion, task 0) off its specialty: task 5 only, 0.1 + 0.05 at the eval rounds
+    off = [i for i, t in enumerate(back.eval_task_labels) if t != back.specialty[0]]
+    assert np.nanmean(back.per_node["eval_by_task"][0][:, off][[4, 9]]) == pytest.approx(0.15)
