@@ -117,7 +117,7 @@ rsh() {
   shift
   need_tools rsh
   has_ns $h || die "rsh: host $h is not up (scripts/emulated_hosts.sh up)" 1
-  exec ip netns exec $h unshare --uts sh -c "hostname $h && $*"
+  exec ip netns exec $h unshare --uts sh -c "hostname $h && exec $*"
 }
 
 mpirun_on() {
