@@ -30,6 +30,7 @@
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/host_info.h"
 #include "core/mem_usage.h"
 #include "core/stage.h"
 #include "io/atomic_file.h"
@@ -306,13 +307,17 @@ static int run_checkpoint(SwarmNode* node, const char* dir, int done, int every,
     return 0;
 }
 
-/* summary.json (atomically, through atomic_file_write): per node the totals, learning
+/* A host name's room in the summary's gather (gethostname's names are at most 64 bytes). */
+#define SUMMARY_HOST_LEN 256
+
+/* summary.json (atomically, through atomic_file_write): per node the host it ran on, the totals, learning
  * windows and memory (peak_private_mb, mem_private_peak, beside private_estimate_mb,
  * node_memory_terms' private_total: memory holds the 2 per node, in bytes), then the sums.
  * Built with cJSON: a NaN (no evaluation, no window) is null, and every number reads back as
  * the very double it was; seconds keeps its three decimals. */
 static int summary_json_write(const char* path, int size, int rounds, double wall, const double* all,
-                              const double* windows, int window, const double* memory, char* err, size_t errlen) {
+                              const double* windows, int window, const double* memory, const char* hosts,
+                              char* err, size_t errlen) {
     char secs[48];
     snprintf(secs, sizeof secs, "%.3f", wall);
     cJSON* root = cJSON_CreateObject();
@@ -328,6 +333,7 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
         sum_train += t[RT_TRAIN];
         cJSON* e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "node", k);
+        cJSON_AddStringToObject(e, "host", hosts + (size_t)k * SUMMARY_HOST_LEN);
         cJSON_AddNumberToObject(e, "cum_reward_own", t[RT_OWN]);
         cJSON_AddNumberToObject(e, "cum_reward_train", t[RT_TRAIN]);
         cJSON_AddNumberToObject(e, "external_per_round", rounds ? t[RT_EXT] / rounds : 0.0);
@@ -358,7 +364,8 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
 /* Rank 0 after the last round: the summary table (stdout and run.log), summary.json, run.log
  * closed, then DONE, each only when everything before it was written. */
 static void run_summarize(const RunSettings* rs, const char* dir, int size, int rounds, double wall, const double* all,
-                          const double* windows, const double* memory, RunLog* log, RunFault* fault) {
+                          const double* windows, const double* memory, const char* hosts, RunLog* log,
+                          RunFault* fault) {
     logf_both(log, "\n# summary: %d nodes x %d rounds in %.1fs; cumulative = sum over rounds of the round mean\n", size,
               rounds, wall);
     int w = summary_window(rounds);
@@ -381,7 +388,7 @@ static void run_summarize(const RunSettings* rs, const char* dir, int size, int 
                   rounds ? t[RT_TIME] / rounds : 0.0);
     }
     char* path = path_join(dir, "summary.json");
-    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, memory, err, sizeof err))
+    if (!fault->failed && summary_json_write(path, size, rounds, wall, all, windows, w, memory, hosts, err, sizeof err))
         fault_set(fault, "%s", err);
     free(path);
     logf_both(log, "%-6s %9s %12.2f %12.2f %10.3f %11.3f\n", "total", "", sum_own, sum_train, first, last);
@@ -823,9 +830,13 @@ static int run_finish(SwarmRun* run) {
     double memory[2] = {mem_private_peak(), node_memory_terms(&run->set.sw, &run->set.node[rank], size).private_total};
     double* memories = rank == 0 ? mallocCheck(sizeof(double) * 2 * size) : NULL;
     mpiCheck(MPI_Gather(memory, 2, MPI_DOUBLE, memories, 2, MPI_DOUBLE, 0, run->comm));
+    char host[SUMMARY_HOST_LEN], *hosts = rank == 0 ? mallocCheck((size_t)SUMMARY_HOST_LEN * size) : NULL;
+    host_name(host, sizeof host);
+    mpiCheck(MPI_Gather(host, SUMMARY_HOST_LEN, MPI_CHAR, hosts, SUMMARY_HOST_LEN, MPI_CHAR, 0, run->comm));
     if (rank == 0)
         run_summarize(&run->set, run->dir, size, run->rounds, clock_now() - run->t_start, all, windows, memories,
-                      &run->log, &run->fault);
+                      hosts, &run->log, &run->fault);
+    free(hosts);
     free(all);
     free(windows);
     free(memories);

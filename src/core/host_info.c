@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void host_cpu_model(char* out, size_t n) {
     char model[256] = "?", line[1024];
@@ -45,4 +46,11 @@ void host_blas_library(char* out, size_t n) {
 void host_blas_kernel(char* out, size_t n) {
     const char* core = openblas_get_corename();
     snprintf(out, n, "%s", core ? core : "?");
+}
+
+void host_name(char* out, size_t n) {
+    char name[256];
+    if (gethostname(name, sizeof name) != 0) snprintf(name, sizeof name, "?");
+    name[sizeof name - 1] = 0; /* POSIX leaves a truncated name unterminated */
+    snprintf(out, n, "%s", name);
 }

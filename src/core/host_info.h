@@ -14,4 +14,8 @@ void host_blas_library(char* out, size_t n);
 /* The sgemm kernel OpenBLAS runs on (openblas_get_corename), e.g. "Haswell". */
 void host_blas_kernel(char* out, size_t n);
 
+/* This host's name (gethostname; "?" when unknown), recorded per node so a run across hosts
+ * says where each rank ran. */
+void host_name(char* out, size_t n);
+
 #endif

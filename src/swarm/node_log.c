@@ -40,12 +40,14 @@ H5Log* node_log_create(const char* path, const char* config_ini, const NodeSetti
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
              h5log_set_attr_int(log, "local", ns->n_local, err, errlen) ||
              h5log_set_attr_int(log, "external", ns->n_external, err, errlen);
-    if (!rc) { /* the hardware and BLAS kernel: replays elsewhere may differ in the last bits */
-        char cpu[512], blas[512], kernel[64];
+    if (!rc) { /* the host, hardware and BLAS kernel: replays elsewhere may differ in the last bits */
+        char cpu[512], blas[512], kernel[64], host[256];
+        host_name(host, sizeof host);
         host_cpu_model(cpu, sizeof cpu);
         host_blas_library(blas, sizeof blas);
         host_blas_kernel(kernel, sizeof kernel);
-        rc = h5log_set_attr_string(log, "cpu_model", cpu, err, errlen) ||
+        rc = h5log_set_attr_string(log, "host", host, err, errlen) ||
+             h5log_set_attr_string(log, "cpu_model", cpu, err, errlen) ||
              h5log_set_attr_string(log, "blas_library", blas, err, errlen) ||
              h5log_set_attr_string(log, "blas_kernel", kernel, err, errlen);
     }
@@ -67,7 +69,17 @@ H5Log* node_log_reopen(const char* path, int64_t keep_through_round, char* err, 
     const char* labels[TASK_N_IDS];
     node_log_columns(cols, labels);
     int64_t last = -1;
-    return h5log_open_append(path, cols, NODE_LOG_COLUMNS, keep_through_round, &last, err, errlen);
+    H5Log* log = h5log_open_append(path, cols, NODE_LOG_COLUMNS, keep_through_round, &last, err, errlen);
+    if (!log) return NULL;
+    /* `host` says where the rank ran last: a resume may run it on another host (an attribute,
+     * set before the first append while SWMR allows it; no dataset changes) */
+    char host[256];
+    host_name(host, sizeof host);
+    if (h5log_set_attr_string(log, "host", host, err, errlen)) {
+        h5log_close(log);
+        return NULL;
+    }
+    return log;
 }
 
 int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen) {

@@ -10,6 +10,7 @@
 - Config mistakes stop the run before any work with one clear message; so does a task whose
   answers mostly do not fit in gen.max_new_tokens (the budget check, with its table).
 """
+import socket
 import subprocess
 
 import h5py
@@ -147,10 +148,15 @@ def test_summary_learning_window(tmp_path, warmup):
     total_own = total_train = 0.0
     for node in range(NP):
         entry = summary["per_node"][node]
-        assert sorted(entry) == ["cum_reward_own", "cum_reward_train", "eval_last", "external_per_round", "node",
-                                 "own_first_window", "own_last_window", "peak_private_mb", "private_estimate_mb",
-                                 "rejected"], entry
+        assert sorted(entry) == ["cum_reward_own", "cum_reward_train", "eval_last", "external_per_round", "host",
+                                 "node", "own_first_window", "own_last_window", "peak_private_mb",
+                                 "private_estimate_mb", "rejected"], entry
         assert entry["node"] == node
+        # every rank ran here; the node's log records the same host
+        assert entry["host"] == socket.gethostname(), entry
+        with h5py.File(out / f"node_{node:04d}.h5", "r") as f:
+            host = f.attrs["host"]
+            assert (host.decode() if isinstance(host, bytes) else host) == entry["host"], dict(f.attrs)
         own, train = column(out, node, "reward_own"), column(out, node, "reward_train")
         assert abs(entry["cum_reward_own"] - own.sum()) < 1e-9, (node, entry, own)
         assert abs(entry["cum_reward_train"] - train.sum()) < 1e-9, (node, entry, train)
@@ -189,7 +195,7 @@ def test_heterogeneous_swarm(tmp_path, warmup):
 
 def test_logs_record_cpu_and_blas_kernel(tmp_path):
     """A replay on other hardware may differ in the last bits (OpenBLAS's kernels sum in
-    other orders); the logs must say which CPU and kernel produced them. The kernel is forced
+    other orders); the logs must say which host, CPU and kernel produced them. The kernel is forced
     with OPENBLAS_CORETYPE so the attribute is checked against a known answer."""
     with open("/proc/cpuinfo") as f:
         info = f.read()
@@ -208,3 +214,4 @@ def test_logs_record_cpu_and_blas_kernel(tmp_path):
         assert attrs["cpu_model"].startswith(model), attrs["cpu_model"]
         assert ("avx2" in attrs["cpu_model"]) == ("avx2" in flags), attrs["cpu_model"]
         assert attrs["blas_library"].startswith("OpenBLAS"), attrs["blas_library"]
+        assert attrs["host"] == socket.gethostname(), attrs["host"]
