@@ -14,6 +14,7 @@
 #include "swarm/exchange.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
+#include "swarm/node_gpu.h"
 #endif
 #include "../test_assert.h"
 
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
         return 77;
     }
     char why[256];
-    struct NcclExchange* x = nccl_exchange_create(MPI_COMM_WORLD, why, sizeof why);
+    node_gpu_choose(MPI_COMM_WORLD, rank); /* as the swarm places its nodes */
+    struct NcclExchange* x = node_gpu_nccl_open(MPI_COMM_WORLD, why, sizeof why);
     if (!x) {
         if (rank == 0) printf("skipped: NCCL exchange declined: %s\n", why);
         MPI_Finalize();
