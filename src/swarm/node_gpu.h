@@ -30,6 +30,10 @@ int node_gpu_distinct(int local_size, const int* n_visible, const char (*ids)[NO
  * node_gpu_distinct, and the ranks agree (MPI_Allreduce): 1 on every rank, or 0 on every rank
  * with a reason (the same on every rank of the machine that found it). */
 int node_gpu_nccl_eligible(MPI_Comm comm, const char* my_id, int my_n_visible, char* why, size_t whylen);
+/* The same with the machines given: machine holds this rank's machine-mates (a split of
+ * comm; tests/mpi/tool_node_gpu_agree.c splits one host into several "machines"). */
+int node_gpu_nccl_agree(MPI_Comm comm, MPI_Comm machine, const char* my_id, int my_n_visible, char* why,
+                        size_t whylen);
 
 #ifdef SAPO_HAVE_NCCL
 struct NcclExchange;

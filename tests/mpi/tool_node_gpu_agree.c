@@ -1,7 +1,7 @@
 /* node_gpu_nccl_eligible (swarm/node_gpu.h) under mpirun, with the GPUs given rather than
  * found: argv[1] lists each rank's GPU id, comma-separated ("-": no GPU; "1x" before an id:
  * the rank sees only that one device, as with CUDA_VISIBLE_DEVICES per rank; else 4
- * devices). Every rank prints "rank R: ok=O why=W"; tests/mpi/test_node_gpu_agree.sh checks
+ * devices); argv[2] "split": the even and the odd ranks as two machines. Every rank prints "rank R: ok=O why=W"; tests/mpi/test_node_gpu_agree.sh checks
  * the verdict and that the ranks agree. */
 #include <mpi.h>
 #include <stdio.h>
@@ -26,7 +26,15 @@ int main(int argc, char** argv) {
     if (!tok || !strcmp(tok, "-")) n_visible = 0;
     else snprintf(id, sizeof id, "%s", tok);
     char why[200] = "";
-    int ok = node_gpu_nccl_eligible(MPI_COMM_WORLD, id, n_visible, why, sizeof why);
+    int ok;
+    if (argc > 2 && !strcmp(argv[2], "split")) { /* two "machines": the even ranks, the odd ones */
+        MPI_Comm machine;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &machine);
+        ok = node_gpu_nccl_agree(MPI_COMM_WORLD, machine, id, n_visible, why, sizeof why);
+        MPI_Comm_free(&machine);
+    } else {
+        ok = node_gpu_nccl_eligible(MPI_COMM_WORLD, id, n_visible, why, sizeof why);
+    }
     printf("rank %d: ok=%d why=%s\n", rank, ok, ok ? "" : why);
     MPI_Finalize();
     return 0;
