@@ -59,13 +59,21 @@ int node_gpu_distinct(int local_size, const int* n_visible, const char (*ids)[NO
 int node_gpu_nccl_eligible(MPI_Comm comm, const char* my_id, int my_n_visible, char* why, size_t whylen) {
     int local_rank, local_size;
     MPI_Comm local = machine_comm(comm, &local_rank, &local_size);
+    int ok = node_gpu_nccl_agree(comm, local, my_id, my_n_visible, why, whylen);
+    mpiCheck(MPI_Comm_free(&local));
+    return ok;
+}
+
+int node_gpu_nccl_agree(MPI_Comm comm, MPI_Comm local, const char* my_id, int my_n_visible, char* why,
+                        size_t whylen) {
+    int local_size;
+    mpiCheck(MPI_Comm_size(local, &local_size));
     char mine[NODE_GPU_ID_LEN] = {0};
     snprintf(mine, sizeof mine, "%s", my_id ? my_id : "");
     char(*ids)[NODE_GPU_ID_LEN] = mallocCheck((size_t)local_size * NODE_GPU_ID_LEN);
     int* n_visible = mallocCheck(sizeof(int) * (size_t)local_size);
     mpiCheck(MPI_Allgather(mine, NODE_GPU_ID_LEN, MPI_CHAR, ids, NODE_GPU_ID_LEN, MPI_CHAR, local));
     mpiCheck(MPI_Allgather(&my_n_visible, 1, MPI_INT, n_visible, 1, MPI_INT, local));
-    mpiCheck(MPI_Comm_free(&local));
     int ok = node_gpu_distinct(local_size, n_visible, (const char(*)[NODE_GPU_ID_LEN])ids, why, whylen), all_ok;
     free(ids);
     free(n_visible);
