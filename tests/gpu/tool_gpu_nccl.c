@@ -5,7 +5,8 @@
  * Needs >= 2 ranks, one GPU each: tests/gpu/test_gpu_nccl.sh starts it under mpirun on
  * max(2, the GPUs visible) ranks. Skipped (77, one line saying why) on one rank (it would
  * compare nothing), without NCCL in the build, or when the exchange declines (no GPU on
- * some rank, more ranks than GPUs on a machine: NCCL refuses two ranks on one GPU). */
+ * some rank, two ranks of a machine on one GPU: NCCL refuses that; or NCCL did not start
+ * within SAPO_NCCL_TIMEOUT). The ranks are placed as the swarm places them (node_gpu.h). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
