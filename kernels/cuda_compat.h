@@ -7,10 +7,11 @@
 
 #ifdef SAPO_CUDA_EMULATE
 #include "emu/cuda_emu.h"
-#define SAPO_LAUNCH(kernel, grid, block, smem, stream, ...)                                  \
-    do {                                                                                     \
-        emu_launch(#kernel, dim3(grid), dim3(block), (size_t)(smem), [=]() { kernel(__VA_ARGS__); }); \
-        cudaCheckLaunch(#kernel);                                                            \
+#define SAPO_LAUNCH(kernel, grid, block, smem, stream, ...)                                \
+    do {                                                                                   \
+        emu_launch(#kernel, (const void*)&kernel, dim3(grid), dim3(block), (size_t)(smem), \
+                   [=]() { kernel(__VA_ARGS__); });                                        \
+        cudaCheckLaunch(#kernel);                                                          \
     } while (0)
 #define SAPO_DYNAMIC_SHARED(type, name) type* name = (type*)emu_dynamic_shared()
 #else

@@ -7,6 +7,7 @@
 #define SAPO_KERNELS_DECODE_CUH
 
 #include "cuda_common.cuh"
+#include "launch_limits.h"
 #include "model/det_attention.h"
 
 SAPO_CUDA_NS_BEGIN
@@ -85,8 +86,25 @@ void cuda_decode_attention(const CudaCtx* x, float* y, const float* q3, const fl
         cuda_det_decode_attention(x, y, q3, kprefix, vprefix, krow, vrow, rows, prefix, prefix_len, pos, n, C, NH, prefix_stride, row_stride, n_ctx);
         return;
     }
+    /* n_ctx scores in dynamic shared memory: above 48 KiB (n_ctx 12,288) the kernel must be
+     * allowed more, up to the device's opt-in maximum (launch_limits.h). */
+    static size_t allowed = SAPO_SMEM_DEFAULT_MAX; /* what this process has allowed the kernel */
+    size_t smem;
+    char why[320];
+    int optin = (int)SAPO_SMEM_DEFAULT_MAX;
+    if ((size_t)n_ctx * sizeof(float) > SAPO_SMEM_DEFAULT_MAX) { /* the device's opt-in maximum */
+        int device = 0;
+        cudaCheck(cudaGetDevice(&device));
+        cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    }
+    int need = launch_decode_smem_check(n_ctx, (size_t)optin, &smem, why, sizeof why);
+    if (need < 0) cuda_die(why);
+    if (need > 0 && smem > allowed) {
+        cudaCheck(cudaFuncSetAttribute(cuda_decode_attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        allowed = smem;
+    }
     dim3 grid((unsigned)n, (unsigned)NH);
-    SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, (size_t)n_ctx * sizeof(float), x->stream, y, q3, kprefix,
+    SAPO_LAUNCH(cuda_decode_attention_kernel, grid, 32, smem, x->stream, y, q3, kprefix,
                 vprefix, krow, vrow, rows, prefix, prefix_len, pos, C, NH, prefix_stride, row_stride);
 }
 

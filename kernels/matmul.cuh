@@ -7,6 +7,7 @@
 #define SAPO_KERNELS_MATMUL_CUH
 
 #include "cuda_common.cuh"
+#include "launch_limits.h"
 
 SAPO_CUDA_NS_BEGIN
 
@@ -66,7 +67,11 @@ __global__ void cuda_det_gemm_kernel(int ta, int tb, int M, int N, int K, float 
 void cuda_det_gemm(const CudaCtx* x, int ta, int tb, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
     if (M <= 0 || N <= 0) return;
-    dim3 block(32, 4), grid((unsigned)((N + 31) / 32), (unsigned)((M + 3) / 4));
+    char why[320];
+    if (launch_det_gemm_check(M, N, K, why, sizeof why)) cuda_die(why); /* grid.y: M <= 262,140 */
+    dim3 block(SAPO_DET_GEMM_COLS, SAPO_DET_GEMM_ROWS),
+        grid((unsigned)((N + SAPO_DET_GEMM_COLS - 1) / SAPO_DET_GEMM_COLS),
+             (unsigned)((M + SAPO_DET_GEMM_ROWS - 1) / SAPO_DET_GEMM_ROWS));
     SAPO_LAUNCH(cuda_det_gemm_kernel, grid, block, 0, x->stream, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -10,18 +10,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_backend.h"
 #include "cuda_compat.h"
 #include "swarm/nccl_allgather.h"
+#include "swarm/nccl_init.h"
 
-#define ncclCheck(call)                                                                                      \
-    do {                                                                                                     \
-        ncclResult_t r_ = (call);                                                                            \
-        if (r_ != ncclSuccess) {                                                                             \
+/* The communicator is non-blocking (nccl_exchange_create): a call may return ncclInProgress,
+ * and the communicator must then be polled (ncclCommGetAsyncError) until it is done. */
+static ncclResult_t nccl_wait(ncclComm_t comm, ncclResult_t r) {
+    while (r == ncclInProgress) {
+        if (ncclCommGetAsyncError(comm, &r) != ncclSuccess) return ncclSystemError;
+    }
+    return r;
+}
+
+#define ncclCheck(comm, call)                                                                                 \
+    do {                                                                                                      \
+        ncclResult_t r_ = nccl_wait((comm), (call));                                                          \
+        if (r_ != ncclSuccess) {                                                                              \
             fprintf(stderr, "%s:%d: NCCL error in %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
-        }                                                                                                    \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
+        }                                                                                                     \
     } while (0)
 
 struct NcclExchange {
@@ -44,29 +55,44 @@ static int device_count(void) {
     return n;
 }
 
-extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, char* why, size_t whylen) {
+extern "C" int nccl_device_id(char* id, size_t idlen, int* n_visible) {
+    id[0] = 0;
+    *n_visible = device_count();
+    int dev = cuda_device_for_this_rank(); /* the rank's GPU, chosen in one place (ModelBackend.place) */
+    if (dev < 0) return -1;
+    if (cudaDeviceGetPCIBusId(id, (int)idlen, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        id[0] = 0;
+        return -1;
+    }
+    return dev;
+}
+
+/* The poll of nccl_init_poll (swarm/nccl_init.h) over a communicator being created. */
+typedef struct {
+    ncclComm_t comm;
+    ncclResult_t last;
+} InitPoll;
+static int init_poll(void* ctx) {
+    InitPoll* p = (InitPoll*)ctx;
+    ncclResult_t st = ncclInProgress;
+    ncclResult_t r = ncclCommGetAsyncError(p->comm, &st);
+    p->last = r != ncclSuccess ? r : st;
+    return p->last == ncclSuccess ? 1 : p->last == ncclInProgress ? 0 : -1;
+}
+static void init_pause(void* ctx) {
+    (void)ctx;
+    usleep(1000);
+}
+static double init_now(void* ctx) {
+    (void)ctx;
+    return MPI_Wtime();
+}
+
+extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, double timeout_s, char* why, size_t whylen) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    MPI_Comm local;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-    int local_rank, local_size;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_size(local, &local_size);
-    MPI_Comm_free(&local);
-    const char* env = getenv("SAPO_NCCL");
-    int want = !(env && !strcmp(env, "0"));
-    int ndev = device_count();
-    /* [0] every rank wants NCCL, [1] every rank has a GPU, [2] no machine has more ranks than GPUs */
-    int mine[3] = {want, ndev > 0, local_size <= ndev}, all[3];
-    MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm);
-    if (!all[0] || !all[1] || !all[2]) {
-        snprintf(why, whylen, "%s",
-                 !all[0]   ? "SAPO_NCCL=0 is set"
-                 : !all[1] ? "not every rank has a GPU"
-                           : "a machine has more ranks than GPUs (NCCL needs one GPU per rank)");
-        return NULL;
-    }
     NcclExchange* x = (NcclExchange*)calloc(1, sizeof *x);
     if (!x) {
         fprintf(stderr, "%s:%d: out of host memory\n", __FILE__, __LINE__);
@@ -74,8 +100,11 @@ extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, char* why, size_t w
     }
     x->rank = rank;
     x->size = size;
-    x->device = local_rank % ndev;
-    cuda_set_local_rank(local_rank, local_size); /* the model's GPU is then this one too */
+    x->device = cuda_device_for_this_rank(); /* the model's GPU: node_gpu_nccl_open checked there is one */
+    if (x->device < 0) {
+        fprintf(stderr, "%s:%d: nccl_exchange_create on a rank without a GPU\n", __FILE__, __LINE__);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     cudaCheck(cudaSetDevice(x->device));
     cudaCheck(cudaStreamCreate(&x->stream));
     ncclUniqueId id;
@@ -84,18 +113,39 @@ extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, char* why, size_t w
     MPI_Bcast(&id_ok, 1, MPI_INT, 0, comm);
     if (!id_ok) {
         snprintf(why, whylen, "ncclGetUniqueId failed on rank 0");
+        if (rank == 0) fprintf(stderr, "sapo: %s; the swarm falls back to the MPI all-gather\n", why);
         cudaCheck(cudaStreamDestroy(x->stream));
         free(x);
         return NULL;
     }
     MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm);
-    ncclResult_t r = ncclCommInitRank(&x->comm, size, id, rank);
-    int ok = r == ncclSuccess, all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_ok) {
-        snprintf(why, whylen, "ncclCommInitRank failed%s%s", ok ? " on another rank" : ": ",
-                 ok ? "" : ncclGetErrorString(r));
-        if (ok) ncclCommDestroy(x->comm);
+    /* Non-blocking with a deadline: a rank whose NCCL fails or hangs cannot hold the others
+     * inside ncclCommInitRank; every rank reaches the agreement below within timeout_s. */
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    x->comm = NULL;
+    InitPoll p = {NULL, ncclSuccess};
+    ncclResult_t r = ncclCommInitRankConfig(&x->comm, size, id, rank, &config);
+    int code;
+    if (r != ncclSuccess && r != ncclInProgress) {
+        p.last = r;
+        code = NCCL_INIT_FAILED;
+    } else {
+        p.comm = x->comm;
+        code = nccl_init_poll(init_poll, init_pause, init_now, &p, timeout_s);
+    }
+    struct {
+        int code, rank;
+    } mine = {code, rank}, worst;
+    MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, comm);
+    if (worst.code != NCCL_INIT_READY) {
+        char err[96] = "";
+        if (rank == worst.rank && worst.code == NCCL_INIT_FAILED)
+            snprintf(err, sizeof err, "%s", ncclGetErrorString(p.last));
+        MPI_Bcast(err, (int)sizeof err, MPI_CHAR, worst.rank, comm);
+        nccl_init_why(why, whylen, worst.code, worst.rank, timeout_s, err);
+        if (rank == 0) fprintf(stderr, "sapo: %s; the swarm falls back to the MPI all-gather\n", why);
+        if (x->comm) ncclCommAbort(x->comm); /* also a communicator still starting, or one that did */
         cudaCheck(cudaStreamDestroy(x->stream));
         free(x);
         return NULL;
@@ -123,7 +173,7 @@ extern "C" double nccl_allgather_bytes(NcclExchange* x, const uint8_t* mine, siz
     uint64_t my_len = len;
     double t0 = MPI_Wtime();
     cudaCheck(cudaMemcpyAsync(x->d_len, &my_len, sizeof my_len, cudaMemcpyHostToDevice, x->stream));
-    ncclCheck(ncclAllGather(x->d_len, x->d_lens, 1, ncclUint64, x->comm, x->stream));
+    ncclCheck(x->comm, ncclAllGather(x->d_len, x->d_lens, 1, ncclUint64, x->comm, x->stream));
     cudaCheck(cudaMemcpyAsync(lens, x->d_lens, sizeof(uint64_t) * x->size, cudaMemcpyDeviceToHost, x->stream));
     cudaCheck(cudaStreamSynchronize(x->stream));
     double t_wait = MPI_Wtime() - t0;
@@ -140,7 +190,7 @@ extern "C" double nccl_allgather_bytes(NcclExchange* x, const uint8_t* mine, siz
     if (max == 0) return t_wait; /* every rank agrees: nothing to send */
     ensure_capacity(x, max);
     if (len) cudaCheck(cudaMemcpyAsync(x->d_send, mine, len, cudaMemcpyHostToDevice, x->stream));
-    ncclCheck(ncclAllGather(x->d_send, x->d_recv, max, ncclUint8, x->comm, x->stream));
+    ncclCheck(x->comm, ncclAllGather(x->d_send, x->d_recv, max, ncclUint8, x->comm, x->stream));
     uint64_t at = 0;
     for (int r = 0; r < x->size; r++) {
         if (lens[r])
@@ -155,6 +205,7 @@ extern "C" double nccl_allgather_bytes(NcclExchange* x, const uint8_t* mine, siz
 extern "C" void nccl_exchange_free(NcclExchange* x) {
     if (!x) return;
     cudaCheck(cudaStreamSynchronize(x->stream));
+    ncclCheck(x->comm, ncclCommFinalize(x->comm)); /* non-blocking: finish, then destroy */
     ncclCommDestroy(x->comm);
     cudaCheck(cudaFree(x->d_len));
     cudaCheck(cudaFree(x->d_lens));

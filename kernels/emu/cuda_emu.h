@@ -7,8 +7,12 @@
  * arrive) and at warp-level operations (__syncwarp, __shfl_xor_sync: every live thread of the
  * warp must arrive), so divergent barriers deadlock here as they would hang there, and a
  * shuffle reads what the partner lane wrote. __shared__ data is shared by the block's
- * threads. Launch limits (1024 threads per block, 48 KiB of dynamic shared memory, grid.y
- * and grid.z below 65536, no empty grid) are checked. Device memory is host memory filled
+ * threads. Launch limits (1024 threads per block, 48 KiB of dynamic shared memory unless
+ * cudaFuncSetAttribute raised the kernel's own limit, at most the opt-in maximum of an
+ * H100/H200, grid.y and grid.z below 65536, no empty grid) are checked. A kernel can fault
+ * on purpose (emu_fault: tests): like a real fault, the error is sticky and surfaces at the
+ * next synchronising call (cudaDeviceSynchronize, cudaStreamSynchronize, a copy), not at the
+ * launch. Device memory is host memory filled
  * with 0xff bytes (NaN floats) on allocation, so a read of something never written shows.
  * cuBLAS routines are plain column-major loops with the reference BLAS definition.
  *
@@ -87,7 +91,13 @@ struct EmuState {
     std::vector<double> slots;          /* shuffle exchange, one per thread */
     std::vector<double> dynamic_shared; /* 8-byte aligned */
     int launches = 0;
+    int device_syncs = 0;                     /* cudaDeviceSynchronize calls */
+    int fault = 0;                            /* sticky error of a faulted kernel (emu_fault), 0: none */
+    std::map<const void*, size_t> smem_optin; /* kernel -> cudaFuncAttributeMaxDynamicSharedMemorySize */
 };
+
+/* An H100/H200's cudaDevAttrMaxSharedMemoryPerBlockOptin (227 KiB). */
+static const size_t EMU_SMEM_OPTIN_MAX = 232448;
 
 static EmuState& emu_state() {
     static EmuState s;
@@ -190,13 +200,19 @@ static inline void emu_die(const char* kernel, const char* why) {
 }
 
 /* Runs kernel body over the grid; blocks in order, threads of a block as fibers. */
-static void emu_launch(const char* name, dim3 grid, dim3 block, size_t smem, const std::function<void()>& body) {
+static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, size_t smem,
+                       const std::function<void()>& body) {
     EmuState& s = emu_state();
     unsigned long nthreads = (unsigned long)block.x * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || nthreads == 0) emu_die(name, "empty grid or block");
     if (nthreads > 1024 || block.z > 64) emu_die(name, "more than 1024 threads per block");
     if (grid.y > 65535 || grid.z > 65535) emu_die(name, "grid.y or grid.z above 65535");
-    if (smem > 48 * 1024) emu_die(name, "more than 48 KiB of dynamic shared memory");
+    if (smem > 48 * 1024) {
+        std::map<const void*, size_t>::iterator optin = emu_state().smem_optin.find(fn);
+        if (optin == emu_state().smem_optin.end())
+            emu_die(name, "more than 48 KiB of dynamic shared memory without cudaFuncSetAttribute");
+        if (smem > optin->second) emu_die(name, "more dynamic shared memory than cudaFuncSetAttribute allowed");
+    }
     if (nthreads % 32) emu_die(name, "block size not a multiple of the warp (the kernels assume whole warps)");
     s.launches++;
     s.body = &body;
@@ -275,13 +291,21 @@ static void emu_launch(const char* name, dim3 grid, dim3 block, size_t smem, con
 
 /* ---- runtime ----------------------------------------------------------------------------- */
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorIllegalAddress = 700 };
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+/* Called inside a kernel: the kernel faults (an illegal address on a GPU). */
+static inline void emu_fault() { emu_state().fault = cudaErrorIllegalAddress; }
 typedef struct EmuStream* cudaStream_t;
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice,
                       cudaMemcpyDefault };
 
 static inline const char* cudaGetErrorString(cudaError_t e) {
-    return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory" : "invalid value";
+    return e == cudaSuccess                 ? "no error"
+           : e == cudaErrorMemoryAllocation ? "out of memory"
+           : e == cudaErrorIllegalAddress   ? "an illegal memory access was encountered"
+                                            : "invalid value";
 }
 static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 static inline cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
@@ -294,9 +318,22 @@ static inline cudaError_t cudaMalloc(void** p, size_t n) {
     return cudaSuccess;
 }
 static inline cudaError_t cudaFree(void* p) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
+    if (d != 0 || a != cudaDevAttrMaxSharedMemoryPerBlockOptin) return cudaErrorInvalidValue;
+    *v = (int)EMU_SMEM_OPTIN_MAX;
+    return cudaSuccess;
+}
+template <class T>
+static inline cudaError_t cudaFuncSetAttribute(T* fn, cudaFuncAttribute a, int v) {
+    if (a != cudaFuncAttributeMaxDynamicSharedMemorySize || v < 0 || (size_t)v > EMU_SMEM_OPTIN_MAX)
+        return cudaErrorInvalidValue;
+    emu_state().smem_optin[(const void*)fn] = (size_t)v;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st = 0) {
     (void)k;
     (void)st;
+    if (emu_state().fault) return emu_state().fault;
     if (n) memmove(d, s, n);
     return cudaSuccess;
 }
@@ -307,9 +344,12 @@ static inline cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t
     return cudaSuccess;
 }
 static inline cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = nullptr; return cudaSuccess; }
-static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return cudaSuccess; }
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return emu_state().fault; }
 static inline cudaError_t cudaStreamDestroy(cudaStream_t s) { (void)s; return cudaSuccess; }
-static inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+static inline cudaError_t cudaDeviceSynchronize() {
+    emu_state().device_syncs++;
+    return emu_state().fault;
+}
 
 /* ---- cuBLAS (column-major, reference definitions) ---------------------------------------- */
 typedef int cublasStatus_t;

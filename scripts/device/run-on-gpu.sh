@@ -10,7 +10,7 @@
 #   gpu-tests        ctest -L gpu; FAILS when any GPU test is skipped or not run (a test that
 #                    sees no device exits 77, which ctest counts as "Skipped"), except
 #                    gpu/test_gpu_nccl with fewer than 2 GPUs (it needs 2)
-#   parity-blocking  the parity tests again under CUDA_LAUNCH_BLOCKING=1
+#   parity-blocking  the parity tests again under CUDA_LAUNCH_BLOCKING=1 SAPO_CUDA_SYNC=1
 #   memcheck, racecheck  compute-sanitizer on gpu/test_gpu_layers, when the toolkit has it
 #   bench            on the time left: byte-GPT node-rounds (quick, then the paper's) and model
 #                    steps, CUDA against CPU (SmolLM2 node-rounds where its weights are)
@@ -295,9 +295,9 @@ step gpu-tests "$(budget gpu-tests)" "$OUT/ctest-gpu.log" bash "$SELF" --ctest-s
     -L gpu -j4 --output-on-failure --timeout 80
 grep -E 'Test +#|tests passed|max \||greedy row|grad norm|AdamW|vs |FAIL|skipped' "$OUT/ctest-gpu.log" | head -60
 # a fault inside a kernel surfaces at the next sync, under another kernel's name: again with
-# every launch synchronous
-echo "# CUDA_LAUNCH_BLOCKING=1" >>"$OUT/ctest-gpu.log"
-step parity-blocking "$(budget parity-blocking)" "$OUT/ctest-gpu.log" env CUDA_LAUNCH_BLOCKING=1 \
+# every launch synchronous, and checked after it ran under its own name (SAPO_CUDA_SYNC=1)
+echo "# CUDA_LAUNCH_BLOCKING=1 SAPO_CUDA_SYNC=1" >>"$OUT/ctest-gpu.log"
+step parity-blocking "$(budget parity-blocking)" "$OUT/ctest-gpu.log" env CUDA_LAUNCH_BLOCKING=1 SAPO_CUDA_SYNC=1 \
     bash "$SELF" --ctest-strict "$B" '' -R '^gpu/test_gpu_(parity|llama_parity)$' --output-on-failure --timeout 35
 
 # ---- 4. compute-sanitizer on the layer test -----------------------------------------------------

@@ -3,7 +3,7 @@
  * It does the job of src/swarm/exchange_allgather.c (every rank gets every rank's byte
  * string: the sizes first, then the bytes) over NCCL instead of MPI.
  * NCCL needs one GPU per rank: several ranks on one GPU is not supported by NCCL itself
- * ("Duplicate GPU detected"), so create declines then and the swarm stays on MPI. */
+ * ("Duplicate GPU detected"), so swarm/node_gpu.c declines then and the swarm stays on MPI. */
 #ifndef SAPO_SWARM_NCCL_ALLGATHER_H
 #define SAPO_SWARM_NCCL_ALLGATHER_H
 
@@ -17,10 +17,18 @@ extern "C" {
 
 typedef struct NcclExchange NcclExchange;
 
-/* Collective over comm. Returns the exchange on every rank, or NULL on every rank (the ranks
- * agree through MPI_Allreduce) with the reason in why: some rank has no GPU, a machine has
- * more ranks than GPUs, SAPO_NCCL=0 is set, or NCCL failed to start. */
-NcclExchange* nccl_exchange_create(MPI_Comm comm, char* why, size_t whylen);
+/* The PCI bus id of the GPU this rank's CUDA backend uses (the one ModelBackend.place chose,
+ * see swarm/node_gpu.h) into id ("" without one) and how many devices it sees into
+ * *n_visible. Returns that device's ordinal, or -1. */
+int nccl_device_id(char* id, size_t idlen, int* n_visible);
+
+/* Collective over comm, on ranks that each have a GPU of their own (swarm/node_gpu.h,
+ * node_gpu_nccl_open, checks that first): starts NCCL non-blocking on this rank's GPU and
+ * waits at most timeout_s seconds for it. Returns the exchange on every rank, or NULL on every
+ * rank (the ranks agree through MPI_Allreduce; a communicator that did start is aborted) with
+ * the reason in why, which rank 0 also prints: NCCL failed or did not start in time, and on
+ * which rank. */
+NcclExchange* nccl_exchange_create(MPI_Comm comm, double timeout_s, char* why, size_t whylen);
 
 /* Collective: lens[r] (comm size entries) gets rank r's length, *storage a malloc'd block
  * with every rank's bytes in rank order (rank r's at the sum of lens[0..r)). Returns the

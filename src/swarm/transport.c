@@ -10,6 +10,7 @@
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
+#include "swarm/node_gpu.h"
 #endif
 
 /* ---- all-gather over MPI ---- */
@@ -53,7 +54,7 @@ typedef struct {
 
 static void* allgather_nccl_create(MPI_Comm comm, const Netem* ne, int rank, char* why, size_t whylen) {
     (void)ne, (void)rank;
-    NcclExchange* x = nccl_exchange_create(comm, why, whylen);
+    NcclExchange* x = node_gpu_nccl_open(comm, why, whylen); /* every rank on a GPU of its own */
     if (!x) return NULL;
     AllgatherNccl* a = callocCheck(1, sizeof *a);
     a->comm = comm;

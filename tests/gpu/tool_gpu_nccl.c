@@ -5,7 +5,8 @@
  * Needs >= 2 ranks, one GPU each: tests/gpu/test_gpu_nccl.sh starts it under mpirun on
  * max(2, the GPUs visible) ranks. Skipped (77, one line saying why) on one rank (it would
  * compare nothing), without NCCL in the build, or when the exchange declines (no GPU on
- * some rank, more ranks than GPUs on a machine: NCCL refuses two ranks on one GPU). */
+ * some rank, two ranks of a machine on one GPU: NCCL refuses that; or NCCL did not start
+ * within SAPO_NCCL_TIMEOUT). The ranks are placed as the swarm places them (node_gpu.h). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "swarm/exchange.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/nccl_allgather.h"
+#include "swarm/node_gpu.h"
 #endif
 #include "../test_assert.h"
 
@@ -39,7 +41,8 @@ int main(int argc, char** argv) {
         return 77;
     }
     char why[256];
-    struct NcclExchange* x = nccl_exchange_create(MPI_COMM_WORLD, why, sizeof why);
+    node_gpu_choose(MPI_COMM_WORLD, rank); /* as the swarm places its nodes */
+    struct NcclExchange* x = node_gpu_nccl_open(MPI_COMM_WORLD, why, sizeof why);
     if (!x) {
         if (rank == 0) printf("skipped: NCCL exchange declined: %s\n", why);
         MPI_Finalize();
