@@ -177,7 +177,7 @@ static void test_defaults(void) {
     const char* per_node[] = {"model.n_layer", "model.n_head", "model.d_model", "model.n_ctx", "model.family", "model.hf_dir", "model.backend",
                               "model.init", "model.micro_tokens", "model.deterministic", "optim.lr", "optim.grad_clip", "gen.temperature", "gen.top_p",
                               "gen.max_new_tokens", "grpo.external", "grpo.local", "grpo.frozen", "sampling.local", "sampling.external", "grpo.completions",
-                              "sampling.groups", "net.fault", "net.slowdown"};
+                              "sampling.groups", "net.fault", "net.slowdown", "run.specialty"};
     int n_per_node = 0;
     for (int i = 0; i < CONFIG_SCHEMA_LEN; i++) n_per_node += CONFIG_SCHEMA[i].per_node;
     CHECK(n_per_node == (int)(sizeof per_node / sizeof *per_node), "%d per-node keys", n_per_node);
