@@ -16,9 +16,7 @@ import re
 import sys
 
 import numpy as np
-from scipy import stats
-
-from .paired import signflip_p
+from .paired import signflip_p, t975
 
 MARGIN = 0.01
 
@@ -50,7 +48,7 @@ def run_reward(run_dir):
     return own / (nodes * rounds), seed, s.get("numerics_version", 1)
 
 
-def paired_verdict(old, new, margin=MARGIN, level=0.95):
+def paired_verdict(old, new, margin=MARGIN):
     """The check on paired per-seed values: a dict with the differences, their mean, the
     Student-t interval (lo, hi), the sign-flip p and passed (interval holds 0 and |mean| <
     margin). At least two pairs; identical values give the interval (0, 0)."""
@@ -59,7 +57,7 @@ def paired_verdict(old, new, margin=MARGIN, level=0.95):
         raise CheckError(f"need two or more pairs of runs, got {len(old)} old and {len(new)} new")
     d = new - old
     mean = float(d.mean())
-    half = float(stats.t.ppf(0.5 + level / 2, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
+    half = float(t975(len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
     lo, hi = mean - half, mean + half
     return {"diff": d, "mean": mean, "lo": lo, "hi": hi, "p_sign_flip": signflip_p(d),
             "passed": bool(lo <= 0.0 <= hi and abs(mean) < margin), "margin": margin}

@@ -184,6 +184,7 @@ class Study:
 
 
 def rel(p):
+    """A relative change with its CI: +7.9% [+5.0, +10.9] (p: a paired() or log_ratio() result)."""
     if not np.isfinite(p["rel"]):
         return "–"
     if not np.isfinite(p["rel_lo"]):
@@ -196,12 +197,8 @@ def pv(x):
 
 
 def lr_text(lr):
-    """A log-ratio change: +7.9% [+5.0, +10.9] (the geometric mean ratio over seeds - 1, its CI)."""
-    if not np.isfinite(lr["rel"]):
-        return "–"
-    if not np.isfinite(lr["rel_lo"]):
-        return f"{100 * lr['rel']:+.1f}%"
-    return f"{100 * lr['rel']:+.1f}% [{100 * lr['rel_lo']:+.1f}, {100 * lr['rel_hi']:+.1f}]"
+    """A log-ratio change: the geometric mean ratio over seeds - 1, and its CI."""
+    return rel(lr)
 
 
 def signs(p):

@@ -15,6 +15,7 @@ PKGS=(
   libopenblas-dev                           # sgemm for the CPU model
   python3-torch python3-numpy python3-h5py python3-matplotlib python3-pytest python3-scipy python3-venv
   slurm-wlm munge                           # the Slurm sweep test starts its own daemons
+  iproute2                                  # ip netns: the two emulated hosts of mpi/test_two_hosts
 )
 
 missing=()

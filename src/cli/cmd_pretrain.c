@@ -164,20 +164,13 @@ static int pretrain_write_json(Pretrain* p) {
             cJSON_AddNumberToObject(tagged, p->ts.slots[t].spec->name, p->tagged[id]);
         }
     }
-    char* text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return snprintf(p->err, sizeof p->err, "%s.json: out of memory", p->out), -1;
-    size_t n = strlen(text), plen = strlen(p->out);
-    char* line = mallocCheck(n + 2);
-    memcpy(line, text, n);
-    memcpy(line + n, "\n", 2);
-    cJSON_free(text);
+    size_t plen = strlen(p->out);
     char* path = mallocCheck(plen + 6);
     memcpy(path, p->out, plen);
     memcpy(path + plen, ".json", 6);
-    int rc = atomic_file_write(path, line, p->err, sizeof p->err);
+    int rc = atomic_file_write_json(path, root, p->err, sizeof p->err);
+    cJSON_Delete(root);
     free(path);
-    free(line);
     return rc;
 }
 

@@ -348,16 +348,8 @@ static int summary_json_write(const char* path, int size, int rounds, double wal
     cJSON_AddNumberToObject(root, "cum_reward_own", sum_own);
     cJSON_AddNumberToObject(root, "cum_reward_train", sum_train);
     cJSON_AddNumberToObject(root, "window_rounds", window);
-    char* text = cJSON_Print(root);
+    int rc = atomic_file_write_json(path, root, err, errlen);
     cJSON_Delete(root);
-    if (!text) return set_error(err, errlen, "cannot write %s: out of memory", path);
-    size_t n = strlen(text);
-    char* line = mallocCheck(n + 2);
-    memcpy(line, text, n);
-    memcpy(line + n, "\n", 2);
-    cJSON_free(text);
-    int rc = atomic_file_write(path, line, err, errlen);
-    free(line);
     return rc;
 }
 

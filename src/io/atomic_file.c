@@ -1,6 +1,7 @@
 /* Atomic small-file writes (see atomic_file.h). */
 #include "io/atomic_file.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -74,4 +75,16 @@ int atomic_file_write(const char* path, const char* text, char* err, size_t errl
     if (!f) return -1;
     fputs(text, f);
     return atomic_file_commit(f, path, err, errlen);
+}
+
+int atomic_file_write_json(const char* path, const cJSON* root, char* err, size_t errlen) {
+    char* text = cJSON_Print(root);
+    if (!text) {
+        snprintf(err, errlen, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    FILE* f = atomic_file_begin(path, err, errlen);
+    if (f) fprintf(f, "%s\n", text);
+    cJSON_free(text);
+    return f ? atomic_file_commit(f, path, err, errlen) : -1;
 }

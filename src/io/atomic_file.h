@@ -21,5 +21,9 @@ int atomic_rename(const char* tmp, const char* path);
 void atomic_file_abort(FILE* f, const char* path);
 /* The whole of `text` as path's new content, atomically. 0, or -1 with err. */
 int atomic_file_write(const char* path, const char* text, char* err, size_t errlen);
+/* root printed as indented JSON and a newline, as path's new content, atomically (cJSON
+ * prints NaN as null); root stays the caller's. 0, or -1 with err. */
+struct cJSON;
+int atomic_file_write_json(const char* path, const struct cJSON* root, char* err, size_t errlen);
 
 #endif
