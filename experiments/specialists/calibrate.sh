@@ -9,13 +9,15 @@
 # made from it by the rule.
 # usage: experiments/specialists/calibrate.sh [SAPO]   (from the repository root)
 #   FORMATS="30 60"  SPECS="150 300 600"   the grid
+#   GRID=NAME   a later grid's folder, results/specialists/calibration/NAME (default: the first
+#               grid's, results/specialists/calibration); DECOY and MIX as in warmups.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SAPO=${1:-build/sapo}
 PY=${SAPO_PYTHON:-/usr/bin/python3}
 FORMATS=${FORMATS:-30 60} SPECS=${SPECS:-150 300 600}
-RUNS=results/runs/specialists/calibration
-OUT=results/specialists/calibration
+RUNS=results/runs/specialists/calibration${GRID:+/$GRID}
+OUT=results/specialists/calibration${GRID:+/$GRID}
 mkdir -p "$RUNS" "$OUT"
 for f in $FORMATS; do
   for s in $SPECS; do

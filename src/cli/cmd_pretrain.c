@@ -11,6 +11,7 @@
  * cmd_pretrain, at the end, runs the stages in order: options and config, checks, the
  * checkpoint's path, the model, the steps, the checkpoint and the table. */
 #include <cblas.h>
+#include <errno.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -55,9 +56,11 @@ static int draw_demonstrable(const TaskSet* ts, RngStream* rng, Question* q) {
 static const CliOption OPTIONS[] = {
     {"out", "CKPT", "the checkpoint to write (default pretrain.out, else RUN_DIR/warmup.ckpt)"},
     {"quiet", NULL, "no progress lines (the pass@1 table is still printed)"},
+    {"demos", "FILE", "write every demonstration as a JSON line (step, task, question, answer, the task whose "
+                      "answer is shown, the completion trained)"},
     {NULL, NULL, NULL},
 };
-enum { OPT_OUT, OPT_QUIET };
+enum { OPT_OUT, OPT_QUIET, OPT_DEMOS };
 
 static void usage(FILE* out) {
     fprintf(out,
@@ -69,8 +72,10 @@ static void usage(FILE* out) {
             "else pretrain.out, else RUN_DIR/warmup.ckpt, and prints pass@1 per task; CKPT.json\n"
             "beside it holds the same and the count of draws that were held-out questions.\n"
             "pretrain.tasks: demonstrate only these of tasks.names (a specialist's warm-up; the\n"
-            "held-out set and the table stay tasks.names'). tasks.exclude_eval: a draw that is a\n"
-            "held-out question is drawn again.\n"
+            "held-out set and the table stay tasks.names'). pretrain.format_tasks and\n"
+            "pretrain.format_share: that share of each batch shows questions of those tasks with\n"
+            "another question's answer (the answer format without the skill). tasks.exclude_eval:\n"
+            "a draw that is a held-out question is drawn again.\n"
             "model.family = llama: starts from model.hf_dir's weights (context cut to model.n_ctx)\n"
             "and trains its token ids: each prompt as the node's chat form (system prompt, the\n"
             "question as the user's turn, the assistant header), the answer, then the end of turn\n"
@@ -87,6 +92,8 @@ typedef struct {
     const char* out; /* the checkpoint to write */
     char* owned;     /* out when this command built it (RUN_DIR/warmup.ckpt), else NULL */
     int quiet;
+    const char* demos_path; /* --demos: every demonstration as a JSON line */
+    FILE* demos_out;
     RunSettings set;    /* node 0 .. the highest [node.K]: the warm-up trains at node 0's settings, all of them */
     const SwarmSettings* sw;
     const NodeSettings* node0; /* set.node[0] */
@@ -97,6 +104,9 @@ typedef struct {
     PromptCodec codec; /* how the model reads a prompt and its answers: the nodes' */
     GenConfig gen;     /* node 0's, stopping at </answer> (and a chat model's end of turn): the evaluation's */
     TaskSet demo_ts;   /* pretrain.tasks: the demonstrated tasks (n = 0: those of ts) */
+    TaskSet format_ts; /* pretrain.format_tasks: the tasks demonstrated format-only (n = 0: none) */
+    int format_rows;   /* format-only demonstrations in each step: pretrain.format_share of the batch */
+    long format_demos; /* format-only demonstrations trained (also counted in demos) */
     EvalSet held_out;  /* the run's held-out set (tasks.names, run.eval_seed, run.eval_questions) */
     int has_held_out;  /* 0 when run.eval_questions = 0 */
     long demos, held_out_drawn; /* demonstrations trained; draws that were held-out questions */
@@ -141,6 +151,11 @@ static int pretrain_write_json(Pretrain* p) {
     for (int t = 0; t < demo->n; t++) cJSON_AddItemToArray(demo_tasks, cJSON_CreateString(demo->slots[t].spec->name));
     cJSON_AddNumberToObject(root, "steps", p->sw->pretrain.steps);
     cJSON_AddNumberToObject(root, "demonstrations", (double)p->demos);
+    cJSON* format_tasks = cJSON_AddArrayToObject(root, "format_only_tasks");
+    for (int t = 0; t < p->format_ts.n; t++)
+        cJSON_AddItemToArray(format_tasks, cJSON_CreateString(p->format_ts.slots[t].spec->name));
+    cJSON_AddNumberToObject(root, "format_only_demonstrations", (double)p->format_demos);
+    cJSON_AddStringToObject(root, "format_decoy", p->sw->pretrain.format_other_task ? "other_task" : "same_task");
     cJSON_AddNumberToObject(root, "held_out_drawn", (double)p->held_out_drawn);
     cJSON* drawn = cJSON_AddObjectToObject(root, "held_out_drawn_by_task");
     for (int t = 0; t < demo->n; t++)
@@ -177,9 +192,14 @@ static int pretrain_write_json(Pretrain* p) {
 /* The one way out of `sapo pretrain`: releases what the warm-up holds, returns `code` (0
  * done, 1 an output file, 2 bad options or config). */
 static int pretrain_end(Pretrain* p, int code) {
+    if (p->demos_out) { /* still open: the warm-up did not finish, and its partial log goes */
+        fclose(p->demos_out);
+        remove(p->demos_path);
+    }
     free(p->owned);
     taskset_free(&p->ts);
     taskset_free(&p->demo_ts);
+    taskset_free(&p->format_ts);
     if (p->has_held_out) evalset_free(&p->held_out);
     model_free(p->m);
     if (p->tok) tokenizer_free(p->tok);
@@ -198,6 +218,7 @@ static StageResult pretrain_read_options(Pretrain* p, int argc, char** argv) {
     p->cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
     p->out = a.opt[OPT_OUT];
     p->quiet = a.opt[OPT_QUIET] != NULL;
+    p->demos_path = a.opt[OPT_DEMOS];
     cli_args_free(&a);
     if (parsed > 0) return stage_exit(0);
     if (!p->cfg) return stage_exit(2);
@@ -240,23 +261,48 @@ static int pretrain_check_hf(const Pretrain* p) {
     return 0;
 }
 
+/* A key naming a subset of tasks.names (pretrain.tasks, pretrain.format_tasks) into *out; ""
+ * leaves it empty. 0, or -1 after one line on stderr. */
+static int pretrain_subset(Pretrain* p, const char* key, const char* names, TaskSet* out) {
+    if (!*names) return 0;
+    if (taskset_build(out, names, p->sw->tasks_preset, p->err, sizeof p->err)) {
+        fprintf(stderr, "sapo pretrain: config error: %s: %s\n", key, p->err);
+        return -1;
+    }
+    for (int t = 0; t < out->n; t++)
+        if (!taskset_find(&p->ts, out->slots[t].task_id)) {
+            fprintf(stderr, "sapo pretrain: config error: %s: %s is not in tasks.names (%s)\n", key,
+                    out->slots[t].spec->name, p->sw->tasks_names);
+            return -1;
+        }
+    return 0;
+}
+
 /* The tasks, the budget and the backend, before any output file. */
 static StageResult pretrain_check(Pretrain* p) {
     if (taskset_build(&p->ts, p->sw->tasks_names, p->sw->tasks_preset, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: config error: %s\n", p->err);
         return stage_exit(2);
     }
-    if (*p->sw->pretrain.tasks) {
-        if (taskset_build(&p->demo_ts, p->sw->pretrain.tasks, p->sw->tasks_preset, p->err, sizeof p->err)) {
-            fprintf(stderr, "sapo pretrain: config error: pretrain.tasks: %s\n", p->err);
-            return stage_exit(2);
-        }
-        for (int t = 0; t < p->demo_ts.n; t++)
-            if (!taskset_find(&p->ts, p->demo_ts.slots[t].task_id)) {
-                fprintf(stderr, "sapo pretrain: config error: pretrain.tasks: %s is not in tasks.names (%s)\n",
-                        p->demo_ts.slots[t].spec->name, p->sw->tasks_names);
-                return stage_exit(2);
-            }
+    if (pretrain_subset(p, "pretrain.tasks", p->sw->pretrain.tasks, &p->demo_ts) ||
+        pretrain_subset(p, "pretrain.format_tasks", p->sw->pretrain.format_tasks, &p->format_ts))
+        return stage_exit(2);
+    double share = p->sw->pretrain.format_share;
+    if (share > 0 && !p->format_ts.n) {
+        fprintf(stderr, "sapo pretrain: config error: pretrain.format_share = %g needs pretrain.format_tasks (the tasks "
+                        "to demonstrate format-only)\n", share);
+        return stage_exit(2);
+    }
+    if (p->sw->pretrain.format_other_task && p->format_ts.n == 1) {
+        fprintf(stderr, "sapo pretrain: config error: pretrain.format_decoy = other_task needs two or more "
+                        "pretrain.format_tasks (it has %s)\n", p->sw->pretrain.format_tasks);
+        return stage_exit(2);
+    }
+    p->format_rows = (int)lround(share * p->sw->pretrain.batch);
+    if (p->format_ts.n && !p->format_rows) {
+        fprintf(stderr, "sapo pretrain: config error: pretrain.format_tasks is set but pretrain.format_share = %g "
+                        "gives no format-only demonstration in a batch of %d\n", share, p->sw->pretrain.batch);
+        return stage_exit(2);
     }
     if (p->sw->eval_questions > 0) {
         if (evalset_build(&p->held_out, &p->ts, p->sw->eval_seed, p->sw->eval_questions, p->err, sizeof p->err)) {
@@ -305,6 +351,10 @@ static StageResult pretrain_out_path(Pretrain* p) {
             fprintf(stderr, "sapo pretrain: --out %s: %s\n", p->out, p->err);
             return stage_exit(1);
         }
+    }
+    if (p->demos_path && !(p->demos_out = fopen(p->demos_path, "w"))) {
+        fprintf(stderr, "sapo pretrain: --demos %s: %s\n", p->demos_path, strerror(errno));
+        return stage_exit(1);
     }
     return stage_go_on();
 }
@@ -357,6 +407,9 @@ static StageResult pretrain_model(Pretrain* p) {
            p->sw->pretrain.steps, p->sw->pretrain.batch, p->ts.n, task_preset_name(p->sw->tasks_preset),
            llama ? p->node0->hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
            p->sw->pretrain.lr);
+    if (p->format_rows)
+        printf("sapo pretrain: %d of the %d demonstrations of each step are format-only (pretrain.format_tasks: %s)\n",
+               p->format_rows, p->sw->pretrain.batch, p->sw->pretrain.format_tasks);
     return stage_go_on();
 }
 
@@ -373,11 +426,10 @@ static SftTokens pretrain_tokens(const Pretrain* p, const Question* q, const cha
     return tk;
 }
 
-/* One demonstration from the demonstrated tasks: a draw that is a question of the held-out
- * set is counted, and drawn again under tasks.exclude_eval (without it, kept: the draws, and
- * so the checkpoint, stay those of a warm-up that never looked). */
-static void draw_demonstration(Pretrain* p, RngStream* rng, Question* q) {
-    const TaskSet* ts = p->demo_ts.n ? &p->demo_ts : &p->ts;
+/* One question of ts with a stored answer: a draw that is a question of the held-out set is
+ * counted, and drawn again under tasks.exclude_eval (without it, kept: the draws, and so the
+ * checkpoint, stay those of a warm-up that never looked). */
+static void draw_demonstration(Pretrain* p, const TaskSet* ts, RngStream* rng, Question* q) {
     for (int tries = 0;; tries++) {
         if (!draw_demonstrable(ts, rng, q)) sapo_die("no task of the warm-up has a stored answer to demonstrate");
         if (!p->has_held_out || !evalset_contains(&p->held_out, q)) break;
@@ -390,7 +442,50 @@ static void draw_demonstration(Pretrain* p, RngStream* rng, Question* q) {
                      EVALSET_EXCLUDE_TRIES, q->slot->spec->name, p->sw->eval_questions);
         question_free(q);
     }
+}
+
+/* --demos: one JSON line for a demonstration of q whose completion demo shows an answer of
+ * shown's task. */
+static void log_demonstration(Pretrain* p, int step, const Question* q, const TaskSlot* shown, const char* demo) {
+    if (!p->demos_out) return;
+    cJSON* line = cJSON_CreateObject();
+    cJSON_AddNumberToObject(line, "step", step);
+    cJSON_AddStringToObject(line, "task", q->slot->spec->name);
+    cJSON_AddStringToObject(line, "question", question_text(q));
+    cJSON_AddStringToObject(line, "answer", question_answer(q));
+    cJSON_AddStringToObject(line, "shown_task", shown->spec->name);
+    cJSON_AddStringToObject(line, "completion", demo);
+    char* text = cJSON_PrintUnformatted(line);
+    fprintf(p->demos_out, "%s\n", text);
+    free(text);
+    cJSON_Delete(line);
+}
+
+/* Row b's demonstration: a question of the demonstrated tasks and its answer, or (the last
+ * format_rows rows) a question of pretrain.format_tasks shown with the answer of another
+ * question, drawn after it (both draws under the held-out rule): of the same task, or under
+ * pretrain.format_decoy = other_task of one of the other format tasks, drawn uniformly. The
+ * completion text is heap. */
+static char* next_demonstration(Pretrain* p, int step, int b, RngStream* rng, Question* q) {
     p->demos++;
+    if (b < p->sw->pretrain.batch - p->format_rows) {
+        draw_demonstration(p, p->demo_ts.n ? &p->demo_ts : &p->ts, rng, q);
+        char* demo = answer_demonstration(question_answer(q));
+        log_demonstration(p, step, q, q->slot, demo);
+        return demo;
+    }
+    p->format_demos++;
+    draw_demonstration(p, &p->format_ts, rng, q);
+    TaskSet decoy = {.n = 0}; /* a view: its slots are owned by format_ts */
+    for (int t = 0; t < p->format_ts.n; t++)
+        if ((p->format_ts.slots[t].task_id == q->slot->task_id) != p->sw->pretrain.format_other_task)
+            decoy.slots[decoy.n++] = p->format_ts.slots[t];
+    Question other;
+    draw_demonstration(p, &decoy, rng, &other);
+    char* demo = answer_demonstration(question_answer(&other));
+    log_demonstration(p, step, q, other.slot, demo);
+    question_free(&other);
+    return demo;
 }
 
 /* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
@@ -414,8 +509,7 @@ static void pretrain_train(Pretrain* p) {
     for (int step = 1; step <= steps; step++) {
         RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
         for (int b = 0; b < B; b++) {
-            draw_demonstration(p, &rng, &qs[b]);
-            demos[b] = answer_demonstration(cJSON_GetObjectItem(qs[b].entry, "answer")->valuestring);
+            demos[b] = next_demonstration(p, step, b, &rng, &qs[b]);
             if (tk) tk[b] = pretrain_tokens(p, &qs[b], demos[b], prompt_ids + (size_t)b * T);
             else ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
         }
@@ -452,6 +546,15 @@ static void pretrain_train(Pretrain* p) {
 
 /* The checkpoint, then the pass@1 table and the line naming the checkpoint. */
 static int pretrain_finish(Pretrain* p) {
+    if (p->demos_out) {
+        int bad = ferror(p->demos_out) | fclose(p->demos_out);
+        p->demos_out = NULL;
+        if (bad) {
+            fprintf(stderr, "sapo pretrain: --demos %s: a write failed\n", p->demos_path);
+            remove(p->demos_path);
+            return 1;
+        }
+    }
     if (checkpoint_save(p->m, p->out, 0, p->err, sizeof p->err)) {
         fprintf(stderr, "sapo pretrain: %s\n", p->err);
         return 1;
@@ -461,6 +564,9 @@ static int pretrain_finish(Pretrain* p) {
            !p->has_held_out      ? "no held-out set: run.eval_questions = 0"
            : p->sw->exclude_eval ? "each drawn again: tasks.exclude_eval"
                                  : "kept: tasks.exclude_eval is off");
+    if (p->format_demos)
+        printf("of them, %ld format-only: each drew two questions (the one shown and the one whose answer it shows), both "
+               "counted above\n", p->format_demos);
     report_skill(p, stdout);
     if (pretrain_write_json(p)) {
         fprintf(stderr, "sapo pretrain: %s\n", p->err);

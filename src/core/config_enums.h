@@ -59,6 +59,10 @@ typedef enum { LOCAL_WEIGHTING_VALUES(CONFIG_ENUM_CONSTANT) } LocalWeighting;
 #define TRAIN_TEMPERATURE_VALUES(X) X(TRAIN_TEMPERATURE_GEN, "gen") X(TRAIN_TEMPERATURE_ONE, "one")
 typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature;
 
+/* pretrain.format_decoy: whose answer a format-only demonstration shows (cli/cmd_pretrain.c) */
+#define FORMAT_DECOY_VALUES(X) X(FORMAT_DECOY_SAME_TASK, "same_task") X(FORMAT_DECOY_OTHER_TASK, "other_task")
+typedef enum { FORMAT_DECOY_VALUES(CONFIG_ENUM_CONSTANT) } FormatDecoy;
+
 /* Every key above with its list: config_enums_check walks this. */
 #define CONFIG_ENUM_KEYS(K)                                                                                     \
     K("model.backend", BACKEND_CHOICE_VALUES)                                                                  \
@@ -71,6 +75,7 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
     K("sampling.filter", SAMPLING_FILTER_VALUES)                                                               \
     K("grpo.external", EXTERNAL_WEIGHTING_VALUES)                                                              \
     K("grpo.local", LOCAL_WEIGHTING_VALUES)                                                                    \
-    K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)
+    K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)                                                      \
+    K("pretrain.format_decoy", FORMAT_DECOY_VALUES)
 
 #endif

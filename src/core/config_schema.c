@@ -117,6 +117,17 @@ const CfgField CONFIG_SCHEMA[] = {
     STRING("pretrain.tasks", "", GLOBAL,
            "the tasks the warm-up demonstrates, a comma-separated subset of tasks.names (a specialist's warm-up); "
            "empty = tasks.names. The held-out set and the pass@1 table stay those of tasks.names"),
+    STRING("pretrain.format_tasks", "", GLOBAL,
+           "tasks demonstrated format-only, a comma-separated subset of tasks.names: each question is shown with the "
+           "answer of another question of its task (the tags and the answer's shape, not the mapping); needs "
+           "pretrain.format_share > 0"),
+    FLOAT("pretrain.format_share", "0", 0, 1, GLOBAL,
+          "the share of each step's demonstrations that are format-only (of pretrain.format_tasks, rounded to whole "
+          "demonstrations); the rest demonstrate pretrain.tasks. 1 = a format-only warm-up"),
+    ENUM("pretrain.format_decoy", "same_task", "same_task|other_task", GLOBAL,
+         "whose answer a format-only demonstration shows: another question's of the same task (the answer's shape "
+         "is learned, and guessing from it scores a task's chance level), or of another task of "
+         "pretrain.format_tasks (the tags alone)"),
 
     /* [run] where results go and how often to evaluate and log. */
     STRING("run.out", "", GLOBAL, "run directory; empty = results/runs/NAME"),

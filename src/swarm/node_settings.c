@@ -41,7 +41,10 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
                      .batch = (int)config_int(cfg, "pretrain.batch"),
                      .lr = (float)config_float(cfg, "pretrain.lr"),
                      .out = config_string(cfg, "pretrain.out"),
-                     .tasks = config_string(cfg, "pretrain.tasks")},
+                     .tasks = config_string(cfg, "pretrain.tasks"),
+                     .format_tasks = config_string(cfg, "pretrain.format_tasks"),
+                     .format_share = config_float(cfg, "pretrain.format_share"),
+                     .format_other_task = config_enum(cfg, "pretrain.format_decoy") == FORMAT_DECOY_OTHER_TASK},
     };
     return s;
 }

@@ -41,6 +41,9 @@ typedef struct {
         float lr;
         const char* out;       /* "" = RUN_DIR/warmup.ckpt */
         const char* tasks;     /* the demonstrated tasks; "" = tasks.names */
+        const char* format_tasks; /* tasks demonstrated format-only (another question's answer); "" = none */
+        double format_share;   /* the share of each step's demonstrations that are format-only */
+        int format_other_task; /* pretrain.format_decoy = other_task: the shown answer is another task's */
     } pretrain;                /* [pretrain], for sapo pretrain */
 } SwarmSettings;
 
