@@ -11,14 +11,20 @@
 #   ftis           truncated IS + the KL filter of received negatives (grpo.ftis_kl): 4L4E
 #   ownpos         the node's OWN negatives dropped (grpo.local = positive_only): 8L0E
 #   frozen         no GRPO step (grpo.frozen): 8L0E 4L4E, the filter's mechanical lift
+#   tis            truncated IS alone (grpo.external = tis, no drop rule): 4L4E, added after the
+#                  others ran (issue 35), with a binary of their numerics (678459c)
 # usage: experiments/paper-regime/run.sh [SAPO_BINARY]     (from the repository root)
 #   SEEDS="1 2 3 4"   the reported seeds (seed 0 is calibration's, never reported)
 #   ROUNDS=N          swarm.rounds (default: base.ini's 1000)
 #   MACHINE=TEXT      the machine line of REPORT.md (the report is regenerated at the end)
+#   ARMS="tis ..."    only these arms (default: all)
+#   COMMIT=HASH       the binary's commit for costs.csv (default: this checkout's HEAD)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SAPO=${1:-build/sapo}
 SEEDS=${SEEDS:-1 2 3 4}
+ARMS=${ARMS:-paper positive_only ftis ownpos frozen tis}
+COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
 PY=${SAPO_PYTHON:-/usr/bin/python3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 EXP=experiments/paper-regime
@@ -35,7 +41,9 @@ rounds=()
 run() {
   local name=$1-$2-s$3 split=$2 seed=$3 out=$RUNS/$1-$2-s$3
   shift 3
-  [ -f "$out/DONE" ] && return
+  [[ " $ARMS " == *" $1 "* ]] || return 0
+  [ -f "$OUT/summaries/$name.npz" ] && return # done, here or in an earlier session
+  [ -f "$out/DONE" ] && { "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null; return; }
   local t0=$SECONDS
   if [ -f "$out/node_0000.h5" ]; then
     mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run --resume "$out" --quiet
@@ -43,8 +51,8 @@ run() {
     mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run "$EXP/$split.ini" swarm.seed="$seed" \
       model.init="$WARMUP" run.name="$name" --out "$out" --quiet "${rounds[@]}" "$@"
   fi
-  echo "$name,$((SECONDS - t0)),$([ -f "$out/DONE" ] && echo done || echo stopped),$(git rev-parse --short HEAD)" >> "$OUT/costs.csv"
-  "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null
+  echo "$name,$((SECONDS - t0)),$([ -f "$out/DONE" ] && echo done || echo stopped),$COMMIT" >> "$OUT/costs.csv"
+  [ ! -f "$out/DONE" ] || "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null
 }
 
 for seed in $SEEDS; do
@@ -54,6 +62,7 @@ for seed in $SEEDS; do
   run ownpos 8L0E "$seed" grpo.local=positive_only
   run frozen 8L0E "$seed" grpo.frozen=true
   run frozen 4L4E "$seed" grpo.frozen=true
+  run tis 4L4E "$seed" grpo.external=tis
 done
 
 # the report, from every summary there is so far (missing runs are listed as warnings in it)
