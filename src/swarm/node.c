@@ -420,6 +420,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
         double age = s->round - pg->sent_round;
         if (!(age >= rec->m[RM_EXTERNAL_AGE_MIN])) rec->m[RM_EXTERNAL_AGE_MIN] = age; /* NaN compares false */
         if (!(age <= rec->m[RM_EXTERNAL_AGE_MAX])) rec->m[RM_EXTERNAL_AGE_MAX] = age;
+        rec->m[RM_EXTERNAL_AGE_MEAN] = (e == 0 ? 0.0 : rec->m[RM_EXTERNAL_AGE_MEAN]) + age / used;
         ext_prompts[e] = question_prompt(pg->group.question);
         float* a = adv + (size_t)(I + e) * width;
         grpo_advantages(pg->rewards, pg->group.n_completions, a);

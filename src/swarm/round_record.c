@@ -15,6 +15,7 @@ void round_record_clear(RoundRecord* r, int64_t round) {
     r->m[RM_EVAL_PASS1] = NAN;
     r->m[RM_EXTERNAL_AGE_MIN] = NAN;
     r->m[RM_EXTERNAL_AGE_MAX] = NAN;
+    r->m[RM_EXTERNAL_AGE_MEAN] = NAN;
     r->m[RM_OFFPOLICY_WEIGHT] = NAN;
     r->m[RM_OFFPOLICY_CAPPED] = NAN;
     r->m[RM_OFFPOLICY_DROPPED] = NAN;

@@ -16,6 +16,7 @@
     X(EXTERNAL_REENCODED, "external_reencoded", "external groups a BPE node trained from re-encoded text (another tokenizer, or a byte node's): ratio 1, never an importance weight") \
     X(EXTERNAL_AGE_MIN, "external_age_min", "rounds since the freshest external group used was sent (wall clock: since this node took it off the network); never negative; NaN if none") \
     X(EXTERNAL_AGE_MAX, "external_age_max", "rounds since the stalest external group used was sent (wall clock: since this node took it off the network); NaN if none") \
+    X(EXTERNAL_AGE_MEAN, "external_age_mean", "mean over the external groups used of the rounds since each was sent (wall clock: since this node took it off the network); NaN if none") \
     X(TRAIN_ROWS, "train_rows", "sequences in the training batch ((I + external_used) x L)")      \
     X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
     X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \

@@ -4,7 +4,7 @@ Virtual clock, with partial loss, fanout 2 of 3 peers, uniform latency, two regi
 cross-region delay, churn and one slower node: netem's own decisions for the run's
 config.ini come from tool_netem_expect (the library's pure functions, nothing re-implemented
 here), and every node's per-round msgs_sent, msgs_dropped, msgs_received, msgs_late,
-online, pool and batch sizes and external_age_min / _max must equal what they imply,
+online, pool and batch sizes and external_age_min / _max / _mean must equal what they imply,
 exactly. Bytes: each message's size is its sender's bytes_sent / msgs_sent, and every
 receiver's bytes_received per round is exactly the sum of the sizes of the messages due
 then; sent and received totals are equal. train_tokens and reward_train are the sums over
@@ -35,7 +35,7 @@ NET = ["net.drop=0.3", f"net.fanout={FANOUT}", "net.latency=0.6", "net.latency_d
        "net.cross_region=1", "net.offline=0.15", "net.offline_len=2", "node.3.net.slowdown=1.5"]
 COLUMNS = ("online", "msgs_sent", "msgs_dropped", "msgs_offline", "msgs_received", "msgs_late", "msgs_rejected", "groups_rejected",
            "bytes_sent", "bytes_received", "pool_size", "pool_eligible", "external_used", "external_flat", "shortfall",
-           "external_age_min", "external_age_max", "train_rows", "train_tokens", "reward_own", "reward_train",
+           "external_age_min", "external_age_max", "external_age_mean", "train_rows", "train_tokens", "reward_own", "reward_train",
            "format_rate", "completion_len", "t_generate", "t_exchange", "t_train", "t_wait", "t_eval", "t_round",
            "loss", "grad_norm", "kl", "eval_pass1", "round")
 
@@ -120,10 +120,12 @@ def test_virtual_clock_columns_match_netem(tmp_path, warmup):
             assert g["external_flat"][k, r] <= g["external_used"][k, r], where
             ages = [r - s_r for _, s_r in ms]
             lo, hi = g["external_age_min"][k, r], g["external_age_max"][k, r]
-            if ms:
+            mean = g["external_age_mean"][k, r]
+            if ms:  # every message carries I groups: the groups' mean age is the messages'
                 assert (lo, hi) == (min(ages), max(ages)), f"{where}: ages {lo}, {hi}"
+                assert abs(mean - sum(ages) / len(ages)) < 1e-9, f"{where}: mean age {mean}, ages {ages}"
             else:
-                assert np.isnan(lo) and np.isnan(hi), where
+                assert np.isnan(lo) and np.isnan(hi) and np.isnan(mean), where
             # bytes: every message's size is its sender's bytes_sent / msgs_sent
             size = sum(per_message_size(g, s, s_r) for s, s_r in ms)
             assert g["bytes_received"][k, r] == size, f"{where}: {g['bytes_received'][k, r]} bytes, sent {size}"
@@ -240,6 +242,8 @@ def test_wall_clock_churn_and_a_slow_node(tmp_path, warmup):
     assert used[3].any(), "the slow node used no external group"
     assert (g["external_age_min"][used] >= 0).all(), f"negative ages\n{g['external_age_min']}"
     assert (g["external_age_min"][used] <= g["external_age_max"][used]).all()
+    assert (g["external_age_min"][used] <= g["external_age_mean"][used]).all()
+    assert (g["external_age_mean"][used] <= g["external_age_max"][used]).all()
     assert (g["external_age_max"][used] <= np.tile(np.arange(rounds), (NP, 1))[used]).all()
 
     assert (g["msgs_offline"][offline == 1] >= 0).all() and not g["msgs_offline"][offline == 0].any()
