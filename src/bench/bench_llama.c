@@ -27,6 +27,7 @@
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/rng.h"
+#include "io/files.h"
 #include "model/family.h"
 #include "model/generate.h"
 #include "model/gpt.h"
@@ -146,25 +147,6 @@ static int smollm2_dir(char* out, size_t n) {
     return access(cfg, R_OK) == 0;
 }
 
-/* Removes dir and everything under it (the benchmark's own temporary tree; links are not
- * followed). */
-static void dir_remove(const char* dir) {
-    DIR* d = opendir(dir);
-    if (d) {
-        struct dirent* e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) dir_remove(path);
-            else remove(path);
-        }
-        closedir(d);
-    }
-    remove(dir);
-}
-
 static int json_write(const char* path, cJSON* j) {
     char* text = cJSON_PrintUnformatted(j);
     FILE* f = fopen(path, "wb");
@@ -175,15 +157,8 @@ static int json_write(const char* path, cJSON* j) {
 }
 
 static cJSON* json_read(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = mallocCheck((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-    s[got] = '\0';
-    fclose(f);
+    char* s = file_read_all(path, 0, NULL);
+    if (!s) return NULL;
     cJSON* j = cJSON_Parse(s);
     free(s);
     return j;
@@ -815,6 +790,6 @@ int bench_llama_main(int argc, char** argv) {
         int r = shape_bench(&shapes[i], i, &o, tmp);
         if (r > rc) rc = r;
     }
-    dir_remove(tmp);
+    remove_tree(tmp);
     return rc;
 }

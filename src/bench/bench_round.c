@@ -38,6 +38,7 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
+#include "io/files.h"
 #include "model/checkpoint.h"
 #include "model/product_profile.h"
 #include "swarm/node.h"
@@ -100,19 +101,6 @@ typedef struct {
 } SideResult;
 
 /* ---------------------------------------------------------------- small helpers ---- */
-
-static char* read_text(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = mallocCheck((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
 
 static int write_json(const char* path, cJSON* j) {
     char* text = cJSON_PrintUnformatted(j);
@@ -455,7 +443,7 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     }
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/ours.json", dir);
-    char* text = read_text(path);
+    char* text = file_read_all(path, 0, NULL);
     cJSON* j = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!j) {
@@ -514,16 +502,6 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
         return -1;
     }
     return 0;
-}
-
-static void remove_dir(const char* dir) {
-    const char* files[] = {"config.ini", "init.ckpt", "round.json", "ours.json"};
-    char path[PATH_MAX + 64];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
 }
 
 static void print_row(const char* label, const char* what, const Stat* a, const Stat* b, int have_b, int decimals) {
@@ -770,7 +748,7 @@ static StageResult round_measure(const RoundOptions* o, int c, RoundResults* res
     }
     round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
     if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
-    else remove_dir(dir);
+    else remove_tree(dir);
     return stage_go_on();
 }
 
