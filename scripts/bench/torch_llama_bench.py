@@ -25,48 +25,14 @@ import json
 import os
 import resource
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 import transformers
 from transformers import AutoModelForCausalLM
 
-
-def emit(obj):
-    print(json.dumps(obj), flush=True)
-
-
-def bench_time(fn, warmup, repeats):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return {"avg": sum(times) / len(times), "min": min(times), "max": max(times)}
-
-
-def status_kb(field):
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
-
-
-def peak_reset():
-    """Resets VmHWM to the current RSS (Linux clear_refs 5); False where that is refused."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench_common.py
+from bench_common import emit, peak_reset, status_kb, timed  # noqa: E402
 
 
 def micro_batch(groups, idx, pad_id):
@@ -135,7 +101,7 @@ def main():
 
     for _ in range(a.warmup):  # as the C side: warm-up steps on the first micro-batch
         train_step(batches[:1])
-    t = bench_time(lambda: train_step(batches), 0, a.repeats)
+    t = timed(lambda: train_step(batches), 0, a.repeats)
     emit({"what": "train", "tokens": work["train_tokens"], **t})
     del opt, batches
     model.zero_grad(set_to_none=True)
@@ -165,7 +131,7 @@ def main():
     if a.warmup:  # as the C side: one untimed generation for the first prompt
         generate_one(prompts[0], False)
     for what, shared, repeats in (("generate", False, a.repeats), ("generate_shared", True, 1)):
-        t = bench_time(lambda: [generate_one(p, shared) for p in prompts], 0, repeats)
+        t = timed(lambda: [generate_one(p, shared) for p in prompts], 0, repeats)
         emit({"what": what, "tokens": gen_tokens, **t})
 
     emit({"what": "rss", "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,

@@ -6,28 +6,14 @@ usage: torch_model_bench.py --layers L --heads H --dmodel C --ctx T --batch B
                             --prompt P --new N --warmup W --repeats R --threads K [--device cuda]
 """
 import argparse
-import json
 import os
 import sys
-import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py, bench_common.py
+from bench_common import emit, timed  # noqa: E402
 from torch_gpt import NAMES, TOK_BOS, init_params, logits, masked_logprobs  # noqa: E402
-
-
-def timed(fn, warmup, repeats, sync=lambda: None):
-    for _ in range(warmup):
-        fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()  # a GPU's queued work counts in the iteration that queued it
-        times.append(time.perf_counter() - t0)
-    return {"avg": sum(times) / len(times), "min": min(times), "max": max(times)}
 
 
 def main():
@@ -54,7 +40,7 @@ def main():
         opt.step()
 
     train = timed(train_step, a.warmup, a.repeats, sync)
-    print(json.dumps({"what": "train", "tokens": B * T, **train}), flush=True)
+    emit({"what": "train", "tokens": B * T, **train})
 
     prompts = torch.randint(0, 256, (B, a.prompt))
     prompts[:, 0] = TOK_BOS
@@ -69,7 +55,7 @@ def main():
                 lg = logits(p, tok, L, NH, cache=cache, start=a.prompt + i)[:, -1]
 
     gen = timed(generate, min(a.warmup, 1), a.repeats, sync)
-    print(json.dumps({"what": "generate", "tokens": B * a.new, **gen}), flush=True)
+    emit({"what": "generate", "tokens": B * a.new, **gen})
 
 
 if __name__ == "__main__":

@@ -28,28 +28,17 @@ import argparse
 import json
 import os
 import re
-import resource
 import struct
 import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # torch_gpt.py, bench_common.py
+from bench_common import emit, peak_rss_kb, status_kb  # noqa: E402
 from torch_gpt import NAMES, TOK_BOS, TOK_EOS, TOK_PAD, forward, shapes  # noqa: E402
 
 ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-
-
-def status_kb(field):
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
 
 
 def read_checkpoint(path):
@@ -242,14 +231,12 @@ def main():
             opt.step()
         sync()
         t2 = time.perf_counter()
-        print(json.dumps({"what": "round", "round": r, "timed": r >= a.warmup, "gen": t1 - t0, "train": t2 - t1,
-                          "total": t2 - t0, "completion_len": length / len(comps),
-                          "reward": sum(rewards) / len(rewards), "format_rate": formatted / len(comps),
-                          "train_tokens": int(cmask.sum()), "loss": float(loss)}), flush=True)
-    hwm = status_kb("VmHWM")
-    peak = hwm if hwm > 0 else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"what": "summary", "peak_rss_kb": peak, "base_rss_kb": base_kb, "scorer": scorer,
-                      "note": note, "torch": torch.__version__}), flush=True)
+        emit({"what": "round", "round": r, "timed": r >= a.warmup, "gen": t1 - t0, "train": t2 - t1,
+              "total": t2 - t0, "completion_len": length / len(comps),
+              "reward": sum(rewards) / len(rewards), "format_rate": formatted / len(comps),
+              "train_tokens": int(cmask.sum()), "loss": float(loss)})
+    emit({"what": "summary", "peak_rss_kb": peak_rss_kb(), "base_rss_kb": base_kb, "scorer": scorer,
+          "note": note, "torch": torch.__version__})
 
 
 if __name__ == "__main__":

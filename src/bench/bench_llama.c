@@ -10,7 +10,6 @@
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,15 +17,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/bench_process.h"
-#include "bench/bench_timer.h"
+#include "bench/bench_harness.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/rng.h"
+#include "io/files.h"
 #include "model/family.h"
 #include "model/generate.h"
 #include "model/gpt.h"
@@ -57,7 +55,7 @@ typedef struct {
     double peak_kb, work_peak_kb;
     double check_logprob; /* mean log-prob of group 0's completion tokens before training; 0: none */
     char versions[96];
-} SideResult;
+} LlamaSide;
 
 /* One shape's run: the weights' directory, the token content, the micro-batches and the
  * capacity every side works with. */
@@ -144,57 +142,6 @@ static int smollm2_dir(char* out, size_t n) {
     char cfg[PATH_MAX + 16];
     snprintf(cfg, sizeof cfg, "%s/config.json", out);
     return access(cfg, R_OK) == 0;
-}
-
-/* Removes dir and everything under it (the benchmark's own temporary tree; links are not
- * followed). */
-static void dir_remove(const char* dir) {
-    DIR* d = opendir(dir);
-    if (d) {
-        struct dirent* e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) dir_remove(path);
-            else remove(path);
-        }
-        closedir(d);
-    }
-    remove(dir);
-}
-
-static int json_write(const char* path, cJSON* j) {
-    char* text = cJSON_PrintUnformatted(j);
-    FILE* f = fopen(path, "wb");
-    int ok = f && text && fputs(text, f) >= 0;
-    if (f) ok = (fclose(f) == 0) && ok;
-    free(text);
-    return ok ? 0 : -1;
-}
-
-static cJSON* json_read(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = mallocCheck((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(s, 1, (size_t)(n > 0 ? n : 0), f);
-    s[got] = '\0';
-    fclose(f);
-    cJSON* j = cJSON_Parse(s);
-    free(s);
-    return j;
-}
-
-/* Resets VmHWM to the current RSS (Linux clear_refs 5); 0 where that is refused. */
-static int peak_reset(void) {
-    FILE* f = fopen("/proc/self/clear_refs", "w");
-    if (!f) return 0;
-    int ok = fputs("5", f) >= 0;
-    return (fclose(f) == 0) && ok;
 }
 
 static cJSON* ids_json(const int* ids, int n) {
@@ -329,7 +276,7 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     cJSON_AddNumberToObject(hp, "eps", LB_ADAMW.eps);
     cJSON_AddNumberToObject(hp, "weight_decay", LB_ADAMW.weight_decay);
     cJSON_AddNumberToObject(j, "grad_clip", LB_GRAD_CLIP);
-    int rc = json_write(path, j);
+    int rc = bench_json_write(path, j);
     cJSON_Delete(j);
     return rc;
 }
@@ -394,7 +341,7 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
         }
     }
     double load_kb = (double)bench_status_kb("VmHWM");
-    int reset_ok = peak_reset();
+    int reset_ok = bench_peak_reset();
 
     /* the same weights on both sides: the mean log-prob of group 0's completion tokens */
     LmPacked check;
@@ -448,7 +395,7 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     cJSON_AddNumberToObject(j, "work_peak_kb", reset_ok ? hwm : -1);
     char path[PATH_MAX + 96];
     snprintf(path, sizeof path, "%s/ours.json", r->work_dir);
-    int rc = json_write(path, j);
+    int rc = bench_json_write(path, j);
     cJSON_Delete(j);
     for (int b = 0; b < r->n_micro; b++) {
         lm_packed_free(&s.packed[b], r->micro_start[b + 1] - r->micro_start[b]);
@@ -464,30 +411,25 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     return rc ? 1 : 0;
 }
 
+typedef struct {
+    const ShapeRun* r;
+    const LlamaBenchOptions* o;
+} CSideArgs;
+
+static int c_side_child(void* arg) {
+    const CSideArgs* a = arg;
+    return c_side_run(a->r, a->o);
+}
+
 /* Runs the C side in a forked child (its own peak RSS); fills ours from WORK/ours.json. */
-static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, SideResult* ours) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, LB_ERR "fork: %s\n", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) {
-        int rc = c_side_run(r, o);
-        fflush(NULL);
-        _exit(rc);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, LB_ERR "the C side of %s failed (%s %d)\n", r->shape->name,
-                WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        return -1;
-    }
+static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
+    CSideArgs args = {r, o};
+    char side[96];
+    snprintf(side, sizeof side, "the C side of %s", r->shape->name);
+    if (bench_child(c_side_child, &args, LB_ERR, side)) return -1;
     char path[PATH_MAX + 96];
     snprintf(path, sizeof path, "%s/ours.json", r->work_dir);
-    cJSON* j = json_read(path);
+    cJSON* j = bench_json_read(path);
     if (!j) {
         fprintf(stderr, LB_ERR "the C side wrote no readable %s\n", path);
         return -1;
@@ -505,7 +447,41 @@ static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, SideResult* our
 
 /* ---- the PyTorch side -------------------------------------------------------------- */
 
-static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, SideResult* t) {
+typedef struct {
+    LlamaSide* t;
+    int repeats;
+} LlamaTorchLines;
+
+/* One JSON line of the PyTorch side into t. */
+static int torch_line(cJSON* j, void* arg) {
+    LlamaSide* t = ((LlamaTorchLines*)arg)->t;
+    int repeats = ((LlamaTorchLines*)arg)->repeats;
+    const cJSON* what = cJSON_GetObjectItem(j, "what");
+    const char* w = cJSON_IsString(what) ? what->valuestring : "";
+    double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
+    if (!strcmp(w, "train")) {
+        t->train = timing_from(j, repeats);
+        t->train_tokens = tokens;
+    } else if (!strcmp(w, "generate")) {
+        t->gen = timing_from(j, repeats);
+        t->gen_tokens = tokens;
+    } else if (!strcmp(w, "generate_shared")) {
+        t->gen_shared = timing_from(j, 1);
+    } else if (!strcmp(w, "rss")) {
+        t->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
+        t->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
+    } else if (!strcmp(w, "check")) {
+        t->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "logprob"));
+    } else if (!strcmp(w, "info")) {
+        const cJSON* tv = cJSON_GetObjectItem(j, "torch");
+        const cJSON* hv = cJSON_GetObjectItem(j, "transformers");
+        snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s",
+                 cJSON_IsString(tv) ? tv->valuestring : "?", cJSON_IsString(hv) ? hv->valuestring : "?");
+    }
+    return 0;
+}
+
+static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* t) {
     char cmd[3 * PATH_MAX + 512], threads[16];
     snprintf(threads, sizeof threads, "%d", o->threads);
     setenv("OPENBLAS_NUM_THREADS", threads, 1);
@@ -514,38 +490,8 @@ static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, SideResult
              "'%s' '%s/" BENCH_SCRIPTS_DIR "/torch_llama_bench.py' --model-dir '%s' --work '%s/work.json' "
              "--threads %d --warmup %d --repeats %d",
              bench_python(), SAPO_SOURCE_DIR, r->model_dir, r->work_dir, o->threads, o->warmup, o->repeats);
-    fflush(stdout);
-    FILE* p = popen(cmd, "r");
-    if (!p) return;
-    char line[8192];
-    while (fgets(line, sizeof line, p)) {
-        cJSON* j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON* what = cJSON_GetObjectItem(j, "what");
-        const char* w = cJSON_IsString(what) ? what->valuestring : "";
-        double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
-        if (!strcmp(w, "train")) {
-            t->train = timing_from(j, o->repeats);
-            t->train_tokens = tokens;
-        } else if (!strcmp(w, "generate")) {
-            t->gen = timing_from(j, o->repeats);
-            t->gen_tokens = tokens;
-        } else if (!strcmp(w, "generate_shared")) {
-            t->gen_shared = timing_from(j, 1);
-        } else if (!strcmp(w, "rss")) {
-            t->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
-            t->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
-        } else if (!strcmp(w, "check")) {
-            t->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "logprob"));
-        } else if (!strcmp(w, "info")) {
-            const cJSON* tv = cJSON_GetObjectItem(j, "torch");
-            const cJSON* hv = cJSON_GetObjectItem(j, "transformers");
-            snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s",
-                     cJSON_IsString(tv) ? tv->valuestring : "?", cJSON_IsString(hv) ? hv->valuestring : "?");
-        }
-        cJSON_Delete(j);
-    }
-    if (pclose(p) != 0) fprintf(stderr, LB_ERR "the PyTorch side of %s failed (%s)\n", r->shape->name, cmd);
+    LlamaTorchLines lines = {t, o->repeats};
+    if (bench_json_lines(cmd, torch_line, &lines) > 0) fprintf(stderr, LB_ERR "the PyTorch side of %s failed (%s)\n", r->shape->name, cmd);
 }
 
 /* ---- the table ---------------------------------------------------------------------- */
@@ -562,10 +508,8 @@ static void row_print(const char* name, const char* phase, const BenchTiming* a,
     char ca[64], cb[64], ratio[16];
     cell_time(ca, sizeof ca, a, a_tok);
     cell_time(cb, sizeof cb, b, b_tok);
-    if (a->repeats > 0 && b->repeats > 0 && b->avg > 0 && a->avg > 0)
-        snprintf(ratio, sizeof ratio, "%.2fx", (a_tok / a->avg) / (b_tok / b->avg));
-    else
-        snprintf(ratio, sizeof ratio, "-");
+    bench_ratio(ratio, sizeof ratio, a->repeats > 0 && b->repeats > 0 && b->avg > 0 && a->avg > 0, a_tok / a->avg,
+                b_tok / b->avg);
     printf("%-15s %-9s %s %s %8s\n", name, phase, ca, cb, ratio);
 }
 
@@ -575,8 +519,7 @@ static void rss_row(const char* name, double ours_kb, double torch_kb) {
     else snprintf(a, sizeof a, "-");
     if (torch_kb > 0) snprintf(b, sizeof b, "%.0f", torch_kb / 1024.0);
     else snprintf(b, sizeof b, "-");
-    if (ours_kb > 0 && torch_kb > 0) snprintf(ratio, sizeof ratio, "%.2fx", ours_kb / torch_kb);
-    else snprintf(ratio, sizeof ratio, "-");
+    bench_ratio(ratio, sizeof ratio, ours_kb > 0 && torch_kb > 0, ours_kb, torch_kb);
     printf("%-15s %-9s %10s %8s %8s %8s %10s %8s %8s %8s %8s\n", name, "rss_mb", a, "-", "-", "-", b, "-", "-", "-",
            ratio);
 }
@@ -629,7 +572,7 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
            o->micro_tokens);
     fflush(stdout);
 
-    SideResult ours = {0}, torch = {0};
+    LlamaSide ours = {0}, torch = {0};
     int failed = c_side(&r, o, &ours) != 0;
     if (!failed && o->torch) torch_side(&r, o, &torch);
 
@@ -777,8 +720,7 @@ int bench_llama_main(int argc, char** argv) {
     }
     char tmp[PATH_MAX];
     const char* base = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/sapo-bench-llama-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmp)) {
+    if (bench_work_dir("sapo-bench-llama", tmp, sizeof tmp)) {
         fprintf(stderr, LB_ERR "cannot create a directory under %s: %s\n", base && *base ? base : "/tmp",
                 strerror(errno));
         return 1;
@@ -815,6 +757,6 @@ int bench_llama_main(int argc, char** argv) {
         int r = shape_bench(&shapes[i], i, &o, tmp);
         if (r > rc) rc = r;
     }
-    dir_remove(tmp);
+    remove_tree(tmp);
     return rc;
 }

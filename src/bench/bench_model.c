@@ -11,9 +11,8 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "bench/bench_process.h"
+#include "bench/bench_harness.h"
 #include "bench/bench_sgemm_peak.h"
-#include "bench/bench_timer.h"
 #include "core/check.h"
 #include "core/cli_options.h"
 #include "core/clock.h"
@@ -61,9 +60,22 @@ static void generate_batch(void* arg) {
                                    s->out, s->out_lens);
 }
 
+/* One JSON line of the PyTorch side: tok/s of "train" or "generate" into rates[0] or [1]. */
+static int torch_line(cJSON* j, void* arg) {
+    double* rates = arg;
+    const cJSON* what = cJSON_GetObjectItem(j, "what");
+    double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
+    double avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
+    if (cJSON_IsString(what) && avg > 0) {
+        if (!strcmp(what->valuestring, "train")) rates[0] = tokens / avg;
+        if (!strcmp(what->valuestring, "generate")) rates[1] = tokens / avg;
+    }
+    return 0;
+}
+
 /* Runs the PyTorch side; fills tok/s for "train" and "generate" (0 when unavailable). */
 static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train_tps, double* gen_tps) {
-    *train_tps = *gen_tps = 0.0;
+    double rates[2] = {0.0, 0.0};
     const char* py = bench_python();
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
@@ -71,22 +83,9 @@ static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train
              "--prompt %d --new %d --warmup %d --repeats %d --threads %d --device %s",
              py, SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt, o->new_tokens,
              o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");
-    FILE* p = popen(cmd, "r");
-    if (!p) return;
-    char line[4096];
-    while (fgets(line, sizeof line, p)) {
-        cJSON* j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON* what = cJSON_GetObjectItem(j, "what");
-        double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
-        double avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
-        if (cJSON_IsString(what) && avg > 0) {
-            if (!strcmp(what->valuestring, "train")) *train_tps = tokens / avg;
-            if (!strcmp(what->valuestring, "generate")) *gen_tps = tokens / avg;
-        }
-        cJSON_Delete(j);
-    }
-    if (pclose(p) != 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
+    if (bench_json_lines(cmd, torch_line, rates) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
+    *train_tps = rates[0];
+    *gen_tps = rates[1];
 }
 
 /* One size in one numerics mode; returns train and generate tok/s. */

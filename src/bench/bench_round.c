@@ -24,13 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/bench_process.h"
+#include "bench/bench_harness.h"
 #include "bench/bench_products.h"
 #include "bench/bench_sgemm_peak.h"
 #include "core/check.h"
@@ -38,6 +36,7 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
+#include "io/files.h"
 #include "model/checkpoint.h"
 #include "model/product_profile.h"
 #include "swarm/node.h"
@@ -97,31 +96,7 @@ typedef struct {
     double completion_len, reward, train_tokens, format_rate; /* averages over timed rounds */
     char scorer[64], note[256];
     BenchProducts products; /* ours only: where the matrix products' time went */
-} SideResult;
-
-/* ---------------------------------------------------------------- small helpers ---- */
-
-static char* read_text(const char* path) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = mallocCheck((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = '\0';
-    fclose(f);
-    return s;
-}
-
-static int write_json(const char* path, cJSON* j) {
-    char* text = cJSON_PrintUnformatted(j);
-    FILE* f = fopen(path, "wb");
-    int ok = f && text && fputs(text, f) >= 0;
-    if (f) ok = (fclose(f) == 0) && ok;
-    free(text);
-    return ok ? 0 : -1;
-}
+} RoundSide;
 
 /* ------------------------------------------------------------ config resolution ---- */
 
@@ -317,7 +292,7 @@ static void child_write_round_json(const char* dir, const RunSettings* set, cons
     cJSON* rounds_json = cJSON_AddArrayToObject(j, "rounds");
     for (int r = 0; r < total; r++) cJSON_AddItemToArray(rounds_json, round_questions(&ts, sw->seed, r, n_q, &asked[r]));
     snprintf(path, sizeof path, "%s/round.json", dir);
-    if (write_json(path, j)) sapo_die("sapo bench round (child): cannot write %s", path);
+    if (bench_json_write(path, j)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(j);
     taskset_free(&ts);
 }
@@ -357,15 +332,12 @@ static void child_rounds(const char* dir, SwarmNode* node, int warmup, int total
     product_profile.enabled = 0;
     cJSON_AddItemToObject(out, "products", bench_products_json(&product_profile, total - warmup,
                                                                bench_sgemm_peak_gflops(1, NULL)));
-    long hwm_kb = bench_status_kb("VmHWM");
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    cJSON_AddNumberToObject(out, "peak_rss_kb", hwm_kb > 0 ? (double)hwm_kb : (double)ru.ru_maxrss);
+    cJSON_AddNumberToObject(out, "peak_rss_kb", bench_peak_rss_kb());
     cJSON_AddNumberToObject(out, "base_rss_kb", (double)base_kb);
     cJSON_AddBoolToObject(out, "prompts_mismatch", mismatch);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/ours.json", dir);
-    if (write_json(path, out)) sapo_die("sapo bench round (child): cannot write %s", path);
+    if (bench_json_write(path, out)) sapo_die("sapo bench round (child): cannot write %s", path);
     cJSON_Delete(out);
 }
 
@@ -392,7 +364,7 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
 
 /* ------------------------------------------------------------------ the parent ---- */
 
-static void side_from_rounds(SideResult* s, const cJSON* rounds) {
+static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
     int n = cJSON_GetArraySize(rounds), k = 0;
     double* g = callocCheck((size_t)n + 1, sizeof(double));
     double* t = callocCheck((size_t)n + 1, sizeof(double));
@@ -424,40 +396,29 @@ static void side_from_rounds(SideResult* s, const cJSON* rounds) {
     free(a);
 }
 
+/* In the forked child: this binary again as `sapo bench round --child DIR ...` (argv), on
+ * argv[10] threads. */
+static int exec_child(void* arg) {
+    char** argv = arg;
+    setenv("OPENBLAS_NUM_THREADS", argv[10], 1);
+    setenv("OMP_NUM_THREADS", argv[10], 1);
+    execv(argv[0], argv);
+    perror("sapo bench round: exec");
+    return 127;
+}
+
 /* Runs the C side in a fresh child process; fills ours from DIR/ours.json. */
-static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, int* mismatch) {
+static int run_ours(const RoundOptions* o, const char* dir, RoundSide* ours, int* mismatch) {
     char rounds[16], warm[16], threads[16];
     snprintf(rounds, sizeof rounds, "%d", o->rounds);
     snprintf(warm, sizeof warm, "%d", o->warmup);
     snprintf(threads, sizeof threads, "%d", o->threads);
     char* argv[] = {(char*)bench_self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
                     "--warmup-rounds", warm, "--threads", threads, NULL};
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("sapo bench round: fork");
-        return -1;
-    }
-    if (pid == 0) {
-        setenv("OPENBLAS_NUM_THREADS", threads, 1);
-        setenv("OMP_NUM_THREADS", threads, 1);
-        execv(argv[0], argv);
-        perror("sapo bench round: exec");
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "sapo bench round: the C side failed (%s %d)\n", WIFEXITED(status) ? "exit" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        return -1;
-    }
+    if (bench_child(exec_child, argv, "sapo bench round: ", "the C side")) return -1;
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/ours.json", dir);
-    char* text = read_text(path);
-    cJSON* j = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON* j = bench_json_read(path);
     if (!j) {
         fprintf(stderr, "sapo bench round: the C side wrote no readable %s\n", path);
         return -1;
@@ -471,59 +432,54 @@ static int run_ours(const RoundOptions* o, const char* dir, SideResult* ours, in
     return ours->ok ? 0 : -1;
 }
 
+/* What the PyTorch side prints: "round" lines, kept in an array, and the "summary". */
+typedef struct {
+    RoundSide* side;
+    cJSON* rounds;
+} RoundTorchLines;
+
+static int torch_line(cJSON* j, void* arg) {
+    RoundTorchLines* t = arg;
+    RoundSide* tr = t->side;
+    const cJSON* what = cJSON_GetObjectItem(j, "what");
+    if (cJSON_IsString(what) && !strcmp(what->valuestring, "round")) {
+        cJSON_AddItemToArray(t->rounds, j);
+        return 1;
+    }
+    if (cJSON_IsString(what) && !strcmp(what->valuestring, "summary")) {
+        tr->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
+        tr->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
+        const cJSON* sc = cJSON_GetObjectItem(j, "scorer");
+        if (cJSON_IsString(sc)) snprintf(tr->scorer, sizeof tr->scorer, "%s", sc->valuestring);
+        const cJSON* note = cJSON_GetObjectItem(j, "note");
+        if (cJSON_IsString(note)) snprintf(tr->note, sizeof tr->note, "%s", note->valuestring);
+    }
+    return 0;
+}
+
 /* Runs scripts/bench/torch_round_bench.py on DIR; fills torch from its JSON lines. */
-static int run_torch(const RoundOptions* o, const char* dir, const char* device, SideResult* tr) {
+static int run_torch(const RoundOptions* o, const char* dir, const char* device, RoundSide* tr) {
     char cmd[4 * PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
              "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' "
              "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
              o->threads, o->threads, o->threads, bench_python(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
              device);
-    fflush(stdout);
-    FILE* p = popen(cmd, "r");
-    if (!p) {
+    RoundTorchLines t = {tr, cJSON_CreateArray()};
+    int rc = bench_json_lines(cmd, torch_line, &t);
+    if (rc == -1) {
+        cJSON_Delete(t.rounds);
         snprintf(tr->note, sizeof tr->note, "cannot start python");
         return -1;
     }
-    cJSON* rounds = cJSON_CreateArray();
-    char line[1 << 16];
-    while (fgets(line, sizeof line, p)) {
-        cJSON* j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON* what = cJSON_GetObjectItem(j, "what");
-        if (cJSON_IsString(what) && !strcmp(what->valuestring, "round")) {
-            cJSON_AddItemToArray(rounds, j);
-            continue;
-        }
-        if (cJSON_IsString(what) && !strcmp(what->valuestring, "summary")) {
-            tr->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
-            tr->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
-            const cJSON* sc = cJSON_GetObjectItem(j, "scorer");
-            if (cJSON_IsString(sc)) snprintf(tr->scorer, sizeof tr->scorer, "%s", sc->valuestring);
-            const cJSON* note = cJSON_GetObjectItem(j, "note");
-            if (cJSON_IsString(note)) snprintf(tr->note, sizeof tr->note, "%s", note->valuestring);
-        }
-        cJSON_Delete(j);
-    }
-    int rc = pclose(p);
-    side_from_rounds(tr, rounds);
-    cJSON_Delete(rounds);
+    side_from_rounds(tr, t.rounds);
+    cJSON_Delete(t.rounds);
     if (rc != 0 || !tr->ok || !(tr->peak_rss_mb > 0)) {
         fprintf(stderr, "sapo bench round: the PyTorch side failed (%s)\n", cmd);
         tr->ok = 0;
         return -1;
     }
     return 0;
-}
-
-static void remove_dir(const char* dir) {
-    const char* files[] = {"config.ini", "init.ckpt", "round.json", "ours.json"};
-    char path[PATH_MAX + 64];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
 }
 
 static void print_row(const char* label, const char* what, const Stat* a, const Stat* b, int have_b, int decimals) {
@@ -535,8 +491,7 @@ static void print_row(const char* label, const char* what, const Stat* a, const 
         if (!have_b || isnan(bv[i])) snprintf(tb[i], sizeof tb[i], "-");
         else snprintf(tb[i], sizeof tb[i], "%.*f", decimals, bv[i]);
     }
-    if (have_b && a->avg > 0 && !isnan(b->avg)) snprintf(ratio, sizeof ratio, "%.2fx", b->avg / a->avg);
-    else snprintf(ratio, sizeof ratio, "-");
+    bench_ratio(ratio, sizeof ratio, have_b && a->avg > 0 && !isnan(b->avg), b->avg, a->avg);
     printf("%-12s %-12s %10s %10s %10s %10s %10s %10s %10s\n", label, what, ta[0], ta[1], ta[2], tb[0], tb[1], tb[2],
            ratio);
 }
@@ -612,7 +567,7 @@ static void usage(FILE* out) {
 
 /* What the parent measured, per selected config. */
 typedef struct {
-    SideResult ours[MAX_CONFIGS], torch[MAX_CONFIGS];
+    RoundSide ours[MAX_CONFIGS], torch[MAX_CONFIGS];
     int mismatch[MAX_CONFIGS]; /* the child's prompts_mismatch */
 } RoundResults;
 
@@ -723,9 +678,7 @@ static void round_print_header(const RoundOptions* o) {
 /* A fresh work directory under $TMPDIR (else /tmp) into dir, holding the config as
  * config.ini. Returns 0, else 1 with the line printed. */
 static int round_work_dir(const Config* cfg, char* dir, size_t dirlen) {
-    const char* tmp = getenv("TMPDIR");
-    snprintf(dir, dirlen, "%s/sapo-bench-round-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    if (bench_work_dir("sapo-bench-round", dir, dirlen)) {
         fprintf(stderr, "sapo bench round: cannot create a work directory %s: %s\n", dir, strerror(errno));
         return 1;
     }
@@ -742,7 +695,7 @@ static int round_work_dir(const Config* cfg, char* dir, size_t dirlen) {
 }
 
 /* One config's four rows of the table: gen+score, train, total, peak RSS. */
-static void round_print_rows(const char* label, const SideResult* ours, const SideResult* torch, int have_t) {
+static void round_print_rows(const char* label, const RoundSide* ours, const RoundSide* torch, int have_t) {
     print_row(label, "gen+score s", &ours->gen, &torch->gen, have_t, 3);
     print_row(label, "train s", &ours->train, &torch->train, have_t, 3);
     print_row(label, "total s", &ours->total, &torch->total, have_t, 3);
@@ -770,7 +723,7 @@ static StageResult round_measure(const RoundOptions* o, int c, RoundResults* res
     }
     round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
     if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
-    else remove_dir(dir);
+    else remove_tree(dir);
     return stage_go_on();
 }
 
@@ -781,7 +734,7 @@ static void round_print_footer(const RoundOptions* o, const RoundResults* res) {
            "after round 0):\n");
     for (int c = 0; c < o->n_configs; c++) {
         const char* lab = o->configs[c].label;
-        const SideResult *ours = &res->ours[c], *torch = &res->torch[c];
+        const RoundSide *ours = &res->ours[c], *torch = &res->torch[c];
         if (ours->ok)
             printf("# %-6s ours : completion %6.1f bytes/row, answer tags %5.1f%%, reward %.3f, %7.0f train tokens; "
                    "RSS %.1f MB after MPI_Init, before the node\n",

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "bench/bench_process.h"
+#include "bench/bench_harness.h"
 #include "cli/commands.h"
 
 /* The swarm benchmark launches mpirun several times and reads the logs: Python does that

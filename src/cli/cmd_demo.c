@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
+#include "io/files.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"

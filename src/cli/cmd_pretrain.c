@@ -26,6 +26,7 @@
 #include "core/rng.h"
 #include "core/stage.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"

@@ -35,6 +35,7 @@
 #include "core/stage.h"
 #include "io/atomic_file.h"
 #include "io/h5log.h"
+#include "io/files.h"
 #include "io/run_dir.h"
 #include "model/numerics.h"
 #include "swarm/budget_check.h"

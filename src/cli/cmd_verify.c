@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/config.h"
+#include "io/files.h"
 #include "model/checkpoint.h"
 #include "model/family.h"
 #include "model/hf_model.h"
@@ -55,22 +56,6 @@ static void usage(FILE* out) {
             "2: bad input (unreadable or undecodable message, missing checkpoint, bad config).\n"
             "Bit-for-bit agreement is promised only with model.deterministic = true\n"
             "(docs/DETERMINISM.md); with the default numerics the last bits of a few tokens differ.\n");
-}
-
-static uint8_t* read_file(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t* buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) *len = (size_t)n;
-    return buf;
 }
 
 /* The model a rollout is verified against, and how it read its prompts. */
@@ -132,7 +117,7 @@ int cmd_verify(int argc, char** argv) {
     if (parsed == 0 && (!ckpt || !rollout)) usage(stderr);
     if (!cfg) return 2;
     size_t len = 0;
-    uint8_t* buf = read_file(rollout, &len);
+    uint8_t* buf = (uint8_t*)file_read_all(rollout, 0, &len);
     if (!buf) {
         fprintf(stderr, "sapo verify: cannot read %s\n", rollout);
         config_free(cfg);

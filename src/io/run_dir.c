@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 
 int make_dirs(const char* path, char* err, size_t errlen) {
     size_t n = strlen(path);
@@ -30,13 +31,6 @@ int make_dirs(const char* path, char* err, size_t errlen) {
     int ok = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
     free(p);
     return ok ? 0 : set_error(err, errlen, "%s exists and is not a directory", path);
-}
-
-char* path_join(const char* dir, const char* leaf) {
-    size_t n = strlen(dir) + strlen(leaf) + 2;
-    char* s = mallocCheck(n);
-    snprintf(s, n, "%s/%s", dir, leaf);
-    return s;
 }
 
 char* run_dir_create(const char* requested, const char* kind, const char* name, char* err, size_t errlen) {

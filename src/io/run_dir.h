@@ -11,8 +11,6 @@
 char* run_dir_create(const char* requested, const char* kind, const char* name, char* err, size_t errlen);
 /* mkdir -p; 0 or -1 with err. */
 int make_dirs(const char* path, char* err, size_t errlen);
-/* dir/leaf as a heap string. */
-char* path_join(const char* dir, const char* leaf);
 
 /* RUN_DIR/NODES: the swarm size a run was started with ("4\n"), written (atomically) when
  * the directory is created, before any node file, and checked by every resume. */

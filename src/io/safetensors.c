@@ -16,6 +16,7 @@
 
 #include "core/check.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 
 /* The reference reader refuses larger headers; so do we (it also bounds our allocation). */
 #define MAX_HEADER_BYTES 100000000ull
@@ -357,13 +358,6 @@ int safetensors_read_f32(const SafetensorsFile* f, const SafetensorsEntry* e, fl
 
 /* ---- sharded sets ------------------------------------------------------------------------ */
 
-static char* path_join(const char* dir, const char* name) {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char* p = mallocCheck(n);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static int is_regular(const char* path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -377,43 +371,6 @@ void safetensors_set_close(SafetensorsSet* s) {
     free(s->tensor_file);
     free(s->source);
     free(s);
-}
-
-/* Reads a small text file whole (config and index files, at most max bytes). */
-static char* slurp(const char* path, size_t max, char* err, size_t errlen) {
-    FILE* fp = fopen(path, "rb");
-    if (!fp) {
-        set_error(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char* buf = mallocCheck(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max) {
-                set_error(err, errlen, "%s: larger than %zu bytes", path, max);
-                free(buf);
-                fclose(fp);
-                return NULL;
-            }
-            cap *= 2;
-            char* grown = realloc(buf, cap + 1);
-            if (!grown) sapo_die("out of memory");
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        set_error(err, errlen, "%s: cannot read", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
 }
 
 /* One weight_map entry t (tensor name -> shard file) into s, opening the shard the first
@@ -448,8 +405,12 @@ static int index_add(SafetensorsSet* s, const char* dir, const cJSON* t, const c
 }
 
 static int set_from_index(SafetensorsSet* s, const char* dir, char* err, size_t errlen) {
-    char* text = slurp(s->source, 64u << 20, err, errlen);
-    if (!text) return -1;
+    char* text = file_read_all(s->source, 64u << 20, NULL);
+    if (!text) {
+        if (errno == EFBIG) return set_error(err, errlen, "%s: larger than %zu bytes", s->source, (size_t)64u << 20);
+        if (errno == EIO) return set_error(err, errlen, "%s: cannot read", s->source);
+        return set_error(err, errlen, "%s: cannot open: %s", s->source, strerror(errno));
+    }
     cJSON* root = cJSON_Parse(text);
     free(text);
     const cJSON* map = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;

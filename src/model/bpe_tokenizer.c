@@ -14,6 +14,7 @@
 
 #include "core/check.h"
 #include "core/fnv1a.h"
+#include "io/files.h"
 #include "model/bpe_maps.h"
 #include "model/pretokenize.h"
 #include "model/utf8_text.h"
@@ -110,37 +111,6 @@ static size_t token_bytes(const char* s, size_t len, char* out) {
 }
 
 /* ---- loading ------------------------------------------------------------------------- */
-
-static char* file_read(const char* path, size_t* len, char* err, size_t errlen) {
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        set_error(err, errlen, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char* buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            char* grown = realloc(buf, cap + 1);
-            if (!grown) sapo_die("out of memory reading %s", path);
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        set_error(err, errlen, "cannot read %s: read error", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
 
 static int flag_of(const cJSON* obj, const char* name, int def) {
     const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, name);
@@ -414,8 +384,11 @@ static void build_decoder(BpeTokenizer* t, const char** id_text, uint64_t* h) {
 BpeTokenizer* bpe_load(const char* path, char* err, size_t errlen) {
     pthread_once(&ALPHABET_ONCE, alphabet_init);
     size_t len = 0;
-    char* text = file_read(path, &len, err, errlen);
-    if (!text) return NULL;
+    char* text = file_read_all(path, 0, &len);
+    if (!text) {
+        set_error(err, errlen, "cannot read %s: %s", path, errno == EIO ? "read error" : strerror(errno));
+        return NULL;
+    }
     const char* end = NULL;
     cJSON* root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {

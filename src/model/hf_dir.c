@@ -17,49 +17,9 @@
 
 #include "core/check.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/safetensors.h"
 #include "model/llama.h"
-
-static char* path_join(const char* dir, const char* name) {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char* p = mallocCheck(n);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* A small text file whole; NULL when it cannot be read (errno says why). */
-static char* read_text(const char* path, size_t max) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 14, n = 0;
-    char* buf = mallocCheck(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max) {
-                free(buf);
-                fclose(f);
-                errno = EFBIG;
-                return NULL;
-            }
-            cap *= 2;
-            char* grown = realloc(buf, cap + 1);
-            if (!grown) sapo_die("out of memory");
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (!got) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
 
 /* ---- config.json --------------------------------------------------------------------- */
 
@@ -188,7 +148,7 @@ static int config_parse(const char* file, const cJSON* root, GPTConfig* c, char*
 
 int hf_config_read(const char* dir, GPTConfig* cfg, char* err, size_t errlen) {
     char* file = path_join(dir, "config.json");
-    char* text = read_text(file, 16u << 20);
+    char* text = file_read_all(file, 16u << 20, NULL);
     int rc;
     if (!text) {
         rc = set_error(err, errlen, "%s: cannot read: %s", file, strerror(errno));
@@ -403,7 +363,7 @@ static void token_ids_from(const char* src_dir, char* out, size_t n) {
     out[0] = '\0';
     if (!src_dir) return;
     char* path = path_join(src_dir, "config.json");
-    char* text = read_text(path, 16u << 20);
+    char* text = file_read_all(path, 16u << 20, NULL);
     free(path);
     cJSON* root = text ? cJSON_Parse(text) : NULL;
     free(text);

@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/fnv1a.h"
 #include "io/atomic_file.h"
+#include "io/files.h"
 #include "io/run_dir.h"
 
 typedef struct {

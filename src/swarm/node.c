@@ -401,13 +401,12 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     if (n->tok) token_groups_init(&tg, used, width);
     float* adv = mallocCheck(sizeof(float) * (size_t)n_groups * width);
     double train_sum = s->own_sum;
-    /* the sender's log-probs weight received tokens (tis) and decide the F-TIS filter (ftis) */
-    int with_behaviour = n->set.external == EXTERNAL_TIS || n->set.external == EXTERNAL_FTIS;
+    /* the sender's log-probs, where the off-policy rule wants them (rl/weighting.h) */
+    int with_behaviour = weighting_needs_sender_logprobs(&n->set.weighting);
     for (int i = 0; i < I; i++) {
         float* a = adv + (size_t)i * width;
         grpo_advantages(s->rewards + i * L, L, a);
-        if (n->set.local == LOCAL_POSITIVE_ONLY) /* the control: drop the node's own negatives */
-            for (int c = 0; c < L; c++) a[c] = a[c] > 0.0f ? a[c] : 0.0f;
+        weighting_group_weights(&n->set.weighting, 0, a, L);
         groups[i] = (GrpoGroup){.prompt = prompt_tail(s->qs[i].prompt, n_ctx, n->set.gen.max_new_tokens),
                                 .n = L,
                                 .completions = (const char* const*)s->texts + (size_t)i * L,
@@ -424,8 +423,7 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
         ext_prompts[e] = question_prompt(pg->group.question);
         float* a = adv + (size_t)(I + e) * width;
         grpo_advantages(pg->rewards, pg->group.n_completions, a);
-        if (n->set.external == EXTERNAL_POSITIVE_ONLY) /* imitate the peers' better answers only */
-            for (int c = 0; c < pg->group.n_completions; c++) a[c] = a[c] > 0.0f ? a[c] : 0.0f;
+        weighting_group_weights(&n->set.weighting, 1, a, pg->group.n_completions);
         groups[I + e] = (GrpoGroup){.prompt = prompt_tail(ext_prompts[e], n_ctx, n->set.gen.max_new_tokens),
                                     .n = pg->group.n_completions,
                                     .completions = (const char* const*)pg->group.completions,

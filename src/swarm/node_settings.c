@@ -77,8 +77,10 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
         .n_groups = (int)config_node_int(cfg, k, "sampling.groups"),
         .n_completions = (int)config_node_int(cfg, k, "grpo.completions"),
         .filter_zero_adv = config_enum(cfg, "sampling.filter") == FILTER_ZERO_ADV,
-        .external = (ExternalWeighting)config_node_enum(cfg, k, "grpo.external"),
-        .local = (LocalWeighting)config_node_enum(cfg, k, "grpo.local"),
+        .weighting = {.local = (LocalWeighting)config_node_enum(cfg, k, "grpo.local"),
+                      .external = (ExternalWeighting)config_node_enum(cfg, k, "grpo.external"),
+                      .tis_cap = (float)config_float(cfg, "grpo.tis_cap"),
+                      .ftis_kl = (float)config_float(cfg, "grpo.ftis_kl")},
         .frozen = config_node_bool(cfg, k, "grpo.frozen"),
         .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
         .slowdown = config_node_float(cfg, k, "net.slowdown"),
@@ -97,11 +99,9 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
                           .eps_high = (float)config_float(cfg, "grpo.eps_high"),
                           .kl = (float)config_float(cfg, "grpo.kl"),
                           .ppo_epochs = (int)config_int(cfg, "grpo.ppo_epochs"),
-                          .tis_cap = n.external == EXTERNAL_TIS || n.external == EXTERNAL_FTIS
-                                         ? (float)config_float(cfg, "grpo.tis_cap") : 0.0f,
-                          .ftis_kl = n.external == EXTERNAL_FTIS ? (float)config_float(cfg, "grpo.ftis_kl") : 0.0f,
                           .logit_scale = at_gen_temperature ? 1.0f / temperature : 1.0f,
                           .warmup_steps = (int)config_int(cfg, "optim.warmup_steps")};
+    weighting_grpo_config(&n.weighting, &n.grpo);
     return n;
 }
 

@@ -16,6 +16,7 @@
 #include "model/generate.h"
 #include "model/gpt.h"
 #include "rl/grpo.h"
+#include "rl/weighting.h"
 #include "swarm/netem.h" /* NetSettings, Netem */
 
 typedef struct {
@@ -59,11 +60,10 @@ typedef struct {
     GenConfig gen;           /* stop string left NULL */
     int n_local, n_external, n_groups, n_completions; /* I, J, I + J and L */
     int filter_zero_adv;     /* sampling.filter = zero_adv */
-    ExternalWeighting external;
-    LocalWeighting local;    /* grpo.local */
+    Weighting weighting;     /* grpo.local, grpo.external and their numbers (rl/weighting.h) */
     int frozen;              /* grpo.frozen: no GRPO step */
-    GrpoConfig grpo;         /* tis_cap 0 unless external = tis or ftis, ftis_kl 0 unless ftis;
-                                logit_scale from grpo.train_temperature */
+    GrpoConfig grpo;         /* tis_cap and ftis_kl by weighting_grpo_config; logit_scale from
+                                grpo.train_temperature */
     NodeFault fault;
     double slowdown;
 } NodeSettings;

@@ -3,7 +3,6 @@
  * every error path with the text of its message. Fixture files go to a mkdtemp directory. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/config_enums.h"
+#include "io/files.h"
 
 static int n_checks, n_failed;
 static char tmpdir[256];
@@ -582,10 +582,6 @@ static void test_override_errors(void) {
 
 /* ---- set-up ------------------------------------------------------------------------------ */
 
-static int remove_entry(const char* path, const struct stat* sb, int flag, struct FTW* ftw) {
-    return remove(path);
-}
-
 /* config_enum: the index among the schema's choices, which is the C enum of config_enums.h. */
 static void test_enums(void) {
     Config* cfg = config_new();
@@ -621,7 +617,7 @@ int main(void) {
     test_missing_file();
     test_override_errors();
     test_enums();
-    nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tree(tmpdir);
     printf("test_config: %d checks, %d failed\n", n_checks, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/files.h"
 #include "io/h5log.h"
 #include "../test_assert.h"
 
@@ -411,8 +412,6 @@ int main(void) {
     test_added_column(dir);
     test_run_index(dir);
     test_errors(dir, path);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (!test_failures && system(cmd) != 0) printf("could not remove %s\n", dir);
+    if (!test_failures && remove_tree(dir) != 0) printf("could not remove %s\n", dir);
     return test_finish("test_h5log");
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/files.h"
 #include "io/safetensors.h"
 #include "model/gpt.h"
 #include "model/hf_dir.h"
@@ -335,8 +336,6 @@ int main(void) {
     }
     test_config();
     test_weights();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ROOT);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", ROOT);
+    if (remove_tree(ROOT) != 0) printf("note: could not remove %s\n", ROOT);
     return test_finish("test_hf_dir");
 }

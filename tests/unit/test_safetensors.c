@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/files.h"
 #include "io/safetensors.h"
 #include "../test_assert.h"
 
@@ -345,8 +346,6 @@ int main(void) {
     test_half_payloads();
     test_corrupt();
     test_sharded();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", DIR_);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", DIR_);
+    if (remove_tree(DIR_) != 0) printf("note: could not remove %s\n", DIR_);
     return test_finish("test_safetensors");
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../test_assert.h"
+#include "io/files.h"
 #include "model/chat_prompt.h"
 #include "model/gpt.h"
 #include "model/tokenizer.h"
@@ -187,8 +188,6 @@ int main(void) {
     check_bpe();
     check_errors();
     check_chatml();
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+    if (remove_tree(dir) != 0) printf("note: could not remove %s\n", dir);
     return test_finish("test_tokenizer_iface");
 }

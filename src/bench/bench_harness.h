@@ -1,0 +1,53 @@
+/* The harness every benchmark shares (as nccl-tests' common file): this binary's path and the
+ * Python of the PyTorch sides, a field of /proc/self/status and the peak RSS, the timing
+ * engine, a side run in a child process of its own (so neither side's memory mixes into the
+ * other's peak), the JSON files and JSON lines the sides exchange, a fresh work directory,
+ * and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
+ * work, options and rows (bench_model.c, bench_round.c, bench_llama.c). */
+#ifndef SAPO_BENCH_BENCH_HARNESS_H
+#define SAPO_BENCH_BENCH_HARNESS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* This binary's path (/proc/self/exe); dies when it cannot be read. */
+const char* bench_self_path(void);
+/* The Python of the PyTorch sides: $SAPO_PYTHON when set, else the venv next to this binary
+ * (BUILD/venv/bin/python, what scripts/install-deps.sh makes), else /usr/bin/python3. */
+const char* bench_python(void);
+
+/* A field of /proc/self/status in kB (VmHWM, VmRSS), or -1. */
+long bench_status_kb(const char* field);
+/* This process's peak RSS in kB: VmHWM, else getrusage's ru_maxrss. */
+double bench_peak_rss_kb(void);
+/* Resets VmHWM to the current RSS (Linux clear_refs 5); 0 where that is refused. */
+int bench_peak_reset(void);
+
+typedef struct {
+    double avg, min, max; /* seconds per repeat */
+    int repeats;
+} BenchTiming;
+/* Calls fn(arg) warmup times untimed, then repeats times timed one by one. */
+BenchTiming bench_time(void (*fn)(void* arg), void* arg, int warmup, int repeats);
+
+/* Runs fn(arg) in a forked child and waits for it; the child's exit status is fn's. 0 when it
+ * exited 0; else -1 with "PREFIXfork: why" or "PREFIXSIDE failed (exit|signal N)" on stderr. */
+int bench_child(int (*fn)(void* arg), void* arg, const char* prefix, const char* side);
+
+/* j as one unformatted line in path: 0 or -1. */
+int bench_json_write(const char* path, const cJSON* j);
+/* path parsed as JSON; NULL when it cannot be read or is not JSON. */
+cJSON* bench_json_read(const char* path);
+/* Runs cmd (stdout flushed first) and hands each line of its output that parses as JSON to
+ * on_line, which keeps the object by returning 1 (else it is deleted here). pclose's status,
+ * or -1 when cmd cannot be started. */
+int bench_json_lines(const char* cmd, int (*on_line)(cJSON* j, void* arg), void* arg);
+
+/* A fresh directory $TMPDIR/NAME-XXXXXX (TMPDIR unset or empty: /tmp) into dir: 0, or -1
+ * (errno set; dir holds the template tried). */
+int bench_work_dir(const char* name, char* dir, size_t n);
+/* The ratio cell of a table: "%.2fx" of num / den when ok, else "-". */
+void bench_ratio(char* buf, size_t n, int ok, double num, double den);
+
+#endif
