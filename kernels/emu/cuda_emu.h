@@ -186,8 +186,8 @@ static inline void emu_warp_wait(unsigned mask, int op, const char* what) {
 static inline void __syncthreads() { emu_wait(EMU_BLOCK_WAIT); }
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu_warp_wait(mask, EMU_OP_SYNCWARP, "__syncwarp"); }
 
-/* Lane lane ^ lane_mask's v; within groups of width lanes (a partner beyond the group: one's
- * own v, as CUDA does). The partner must be in mask and live. */
+/* Lane lane ^ lane_mask's v, in groups of width lanes: a partner in a later group gives one's
+ * own v, one in an earlier group its v (CUDA's rule). The partner must be in mask and live. */
 template <class T>
 static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
     EmuState& s = emu_state();
@@ -196,7 +196,7 @@ static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 3
     s.slots[me] = (double)v; /* exact for float and int */
     emu_warp_wait(mask, EMU_OP_SHFL, "__shfl_xor_sync");
     int src = lane ^ lane_mask;
-    if (src < 0 || src > 31 || src / width != lane / width) src = lane;
+    if (src < 0 || src > 31 || src / width > lane / width) src = lane;
     if (!(mask >> src & 1u))
         emu_die_running("__shfl_xor_sync: lane %d reads lane %d, outside the mask 0x%08x", lane, src, mask);
     if (s.threads[(me & ~31) | src].state == EMU_DONE)
@@ -553,8 +553,7 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
 static inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
     if (!s) return cudaSuccess;
     emu_check_stream("cudaStreamDestroy", s);
-    emu_state().streams.erase(s);
-    delete s;
+    emu_state().streams.erase(s); /* not freed: no later stream takes its address */
     return cudaSuccess;
 }
 static inline cudaError_t cudaDeviceSynchronize() {
