@@ -124,7 +124,7 @@ struct EmuState {
     const char* kernel = "(none)";            /* the running launch's kernel, for errors */
     uint64_t seed = 1;                        /* SAPO_EMU_SEED, read at the first launch */
     int seed_read = 0;
-    uint64_t lane_rng = 0;                    /* the running block's lane order */
+    unsigned long lane_rot = 0, lane_xor = 0; /* the running block's lane order (emu_lane_order) */
     std::vector<unsigned> order;              /* the running launch's block order */
     std::map<uintptr_t, size_t> device_mem;   /* cudaMalloc'd: start -> bytes */
     std::set<const EmuStream*> streams;       /* created, not destroyed */
@@ -171,20 +171,21 @@ static inline void emu_wait(int kind) {
 #endif
 }
 
-/* A warp-level operation: every live lane of mask (this lane among them) must arrive at the
- * same operation with the same mask; lanes of the mask that have exited are not waited for. */
-static inline void emu_warp_wait(unsigned mask, int op, const char* what) {
-    EmuState& s = emu_state();
-    int lane = emu_linear_tid() & 31;
+/* A warp-level operation by lane (of the running thread t): every live lane of mask (lane
+ * among them) must arrive at the same operation with the same mask; lanes of the mask that
+ * have exited are not waited for. */
+static inline void emu_warp_wait(EmuThread& t, int lane, unsigned mask, int op, const char* what) {
     if (!(mask >> lane & 1u)) emu_die_running("%s by lane %d, outside its own mask 0x%08x", what, lane, mask);
-    EmuThread& t = s.threads[s.cur];
     t.wmask = mask;
     t.wop = op;
     emu_wait(EMU_WARP_WAIT);
 }
 
 static inline void __syncthreads() { emu_wait(EMU_BLOCK_WAIT); }
-static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu_warp_wait(mask, EMU_OP_SYNCWARP, "__syncwarp"); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    EmuState& s = emu_state();
+    emu_warp_wait(s.threads[s.cur], emu_linear_tid() & 31, mask, EMU_OP_SYNCWARP, "__syncwarp");
+}
 
 /* Lane lane ^ lane_mask's v, in groups of width lanes: a partner in a later group gives one's
  * own v, one in an earlier group its v (CUDA's rule). The partner must be in mask and live. */
@@ -192,17 +193,17 @@ template <class T>
 static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
     EmuState& s = emu_state();
     if (width < 1 || width > 32 || (width & (width - 1))) emu_die_running("__shfl_xor_sync width %d", width);
-    int me = emu_linear_tid(), lane = me & 31;
+    EmuThread& t = s.threads[s.cur];
+    int me = emu_linear_tid(), lane = me & 31, src = lane ^ lane_mask;
     s.slots[me] = (double)v; /* exact for float and int */
-    emu_warp_wait(mask, EMU_OP_SHFL, "__shfl_xor_sync");
-    int src = lane ^ lane_mask;
+    emu_warp_wait(t, lane, mask, EMU_OP_SHFL, "__shfl_xor_sync");
     if (src < 0 || src > 31 || src / width > lane / width) src = lane;
     if (!(mask >> src & 1u))
         emu_die_running("__shfl_xor_sync: lane %d reads lane %d, outside the mask 0x%08x", lane, src, mask);
     if (s.threads[(me & ~31) | src].state == EMU_DONE)
         emu_die_running("__shfl_xor_sync: lane %d reads lane %d, which has exited", lane, src);
     T r = (T)s.slots[(me & ~31) | src];
-    emu_warp_wait(mask, EMU_OP_SHFL, "__shfl_xor_sync");
+    emu_warp_wait(t, lane, mask, EMU_OP_SHFL, "__shfl_xor_sync");
     return r;
 }
 
@@ -291,28 +292,48 @@ static void emu_read_seed(EmuState& s) {
 /* The i-th thread of a block of n (a multiple of 32) to run: the warps rotated and the lanes
  * xor-ed by the block's draw (in order when the seed is 0). */
 static inline unsigned long emu_lane_order(const EmuState& s, unsigned long i, unsigned long n) {
-    if (!s.seed) return i;
-    unsigned long warps = n / 32, w = (i / 32 + (unsigned long)(s.lane_rng >> 8) % warps) % warps;
-    return w * 32 + ((i & 31) ^ (unsigned long)(s.lane_rng & 31));
+    unsigned long w = (i >> 5) + s.lane_rot;
+    if (w >= n >> 5) w -= n >> 5;
+    return w << 5 | ((i & 31) ^ s.lane_xor);
 }
 
-/* Releases the lanes of warp w (first thread w) whose warp-level operation every live lane of
- * its mask has reached with the same mask; returns whether any was. */
-static int emu_release_warp(EmuState& s, unsigned long w) {
-    int released = 0;
+/* Scans warp w (first thread w): counts its live threads and those at __syncthreads, and
+ * releases the lanes whose warp-level operation every live lane of its mask has reached with
+ * the same mask; returns whether any was released. */
+static int emu_scan_warp(EmuState& s, unsigned long w, int* live, int* at_block) {
+    unsigned done = 0, wait = 0, m0 = 0;
+    int op0 = 0, uniform = 1;
     for (unsigned lane = 0; lane < 32; lane++) {
         const EmuThread& t = s.threads[w + lane];
-        if (t.state != EMU_WARP_WAIT) continue;
-        unsigned m = t.wmask;
-        int ready = 1;
-        for (unsigned j = 0; j < 32 && ready; j++) {
-            if (!(m >> j & 1u)) continue;
-            const EmuThread& u = s.threads[w + j];
-            ready = u.state == EMU_DONE || (u.state == EMU_WARP_WAIT && u.wmask == m && u.wop == t.wop);
+        if (t.state == EMU_DONE) {
+            done |= 1u << lane;
+            continue;
         }
-        if (!ready) continue;
+        ++*live;
+        if (t.state == EMU_BLOCK_WAIT) ++*at_block;
+        if (t.state != EMU_WARP_WAIT) continue;
+        if (!wait) {
+            m0 = t.wmask;
+            op0 = t.wop;
+        } else if (t.wmask != m0 || t.wop != op0) {
+            uniform = 0;
+        }
+        wait |= 1u << lane;
+    }
+    if (!wait) return 0;
+    int released = 0;
+    unsigned seen = 0;
+    for (unsigned lane = 0; lane < 32; lane++) {
+        if (!(wait >> lane & 1u) || (seen >> lane & 1u)) continue;
+        unsigned m = uniform ? m0 : s.threads[w + lane].wmask, group = uniform ? wait : 0;
+        int op = s.threads[w + lane].wop;
+        if (!uniform)
+            for (unsigned j = 0; j < 32; j++)
+                if ((wait >> j & 1u) && s.threads[w + j].wmask == m && s.threads[w + j].wop == op) group |= 1u << j;
+        seen |= group;
+        if (m & ~(group | done)) continue; /* a live lane of the mask is elsewhere */
         for (unsigned j = 0; j < 32; j++)
-            if ((m >> j & 1u) && s.threads[w + j].state == EMU_WARP_WAIT) s.threads[w + j].state = EMU_RUNNABLE;
+            if (group >> j & 1u) s.threads[w + j].state = EMU_RUNNABLE;
         released = 1;
     }
     return released;
@@ -381,7 +402,9 @@ static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, 
         unsigned long b = s.order[ob];
         s.block_idx = dim3((unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
                            (unsigned)(b / ((unsigned long)grid.x * grid.y)));
-        s.lane_rng = s.seed ? emu_rand(&rng) : 0;
+        uint64_t draw = s.seed ? emu_rand(&rng) : 0;
+        s.lane_xor = (unsigned long)(draw & 31);
+        s.lane_rot = (unsigned long)((draw >> 8) % (nthreads / 32));
         emu_fill_shared(s, smem);
         for (unsigned long i = 0; i < nthreads; i++) {
             EmuThread& t = s.threads[i];
@@ -407,14 +430,7 @@ static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, 
                 ran = 1;
             }
             int live = 0, at_block = 0, released = 0;
-            for (unsigned long w = 0; w < nthreads; w += 32) {
-                for (unsigned long i = w; i < w + 32; i++) {
-                    int st = s.threads[i].state;
-                    live += st != EMU_DONE;
-                    at_block += st == EMU_BLOCK_WAIT;
-                }
-                released |= emu_release_warp(s, w);
-            }
+            for (unsigned long w = 0; w < nthreads; w += 32) released |= emu_scan_warp(s, w, &live, &at_block);
             if (!live) break;
             if (at_block == live) {
                 for (unsigned long i = 0; i < nthreads; i++)
