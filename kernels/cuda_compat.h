@@ -10,7 +10,7 @@
 #define SAPO_LAUNCH(kernel, grid, block, smem, stream, ...)                                \
     do {                                                                                   \
         emu_launch(#kernel, (const void*)&kernel, dim3(grid), dim3(block), (size_t)(smem), \
-                   [=]() { kernel(__VA_ARGS__); });                                        \
+                   (stream), [=]() { kernel(__VA_ARGS__); });                              \
         cudaCheckLaunch(#kernel);                                                          \
     } while (0)
 #define SAPO_DYNAMIC_SHARED(type, name) type* name = (type*)emu_dynamic_shared()

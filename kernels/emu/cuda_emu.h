@@ -2,34 +2,49 @@
  * backend's code (the kernels and the host orchestration, one source) can be compiled with a
  * plain C++ compiler and compared with the CPU reference on machines without a GPU.
  *
- * What it models: a launch runs its blocks one after another; the threads of a block are
- * fibers (ucontext) that switch only at __syncthreads (every live thread of the block must
- * arrive) and at warp-level operations (__syncwarp, __shfl_xor_sync: every live thread of the
- * warp must arrive), so divergent barriers deadlock here as they would hang there, and a
- * shuffle reads what the partner lane wrote. __shared__ data is shared by the block's
- * threads. Launch limits (1024 threads per block, 48 KiB of dynamic shared memory unless
- * cudaFuncSetAttribute raised the kernel's own limit, at most the opt-in maximum of an
- * H100/H200, grid.y and grid.z below 65536, no empty grid) are checked. A kernel can fault
- * on purpose (emu_fault: tests): like a real fault, the error is sticky and surfaces at the
- * next synchronising call (cudaDeviceSynchronize, cudaStreamSynchronize, a copy), not at the
- * launch. Device memory is host memory filled
- * with 0xff bytes (NaN floats) on allocation, so a read of something never written shows.
- * cuBLAS routines are plain column-major loops with the reference BLAS definition.
+ * What it models: a launch runs its blocks one after another, in a seeded random order, and
+ * the threads of a block are fibers (ucontext) that switch only at __syncthreads (every live
+ * thread of the block must arrive) and at warp-level operations (__syncwarp, __shfl_xor_sync:
+ * every live lane of the mask must arrive with the same mask), so divergent barriers deadlock
+ * here as they would hang there, and a shuffle reads what the partner lane wrote. The lanes
+ * of a block also start and resume in a seeded order (warps rotated, lanes xor-ed), so a race
+ * between blocks or between lanes that an in-order run hides changes the result.
+ * SAPO_EMU_SEED picks the order (default 1; 0 runs blocks and lanes in order); one seed gives
+ * the same order every run. A shuffle or __syncwarp by a lane outside its own mask, a shuffle
+ * that reads a lane outside the mask or one that has exited, is an error. __shared__ data is
+ * shared by the block's threads and is filled with 0xff bytes (NaN floats) before every block,
+ * static and dynamic alike, so a read of shared memory the block never wrote shows. Launch
+ * limits (1024 threads per block, 48 KiB of dynamic shared memory unless cudaFuncSetAttribute
+ * raised the kernel's own limit, at most the opt-in maximum of an H100/H200, grid.y and grid.z
+ * below 65536, no empty grid) are checked. A kernel can fault on purpose (emu_fault: tests):
+ * like a real fault, the error is sticky and surfaces at the next synchronising call
+ * (cudaDeviceSynchronize, cudaStreamSynchronize, a copy), not at the launch. Device memory is
+ * host memory filled with 0xff bytes (NaN floats) on allocation, so a read of something never
+ * written shows; every allocation is recorded, and a copy or memset checks its direction
+ * against it (the device side inside one allocation, the host side outside all of them), as
+ * cuBLAS checks its matrices (device) and alpha, beta (host); streams are checked to be live
+ * (created, not destroyed). cuBLAS routines are plain column-major loops with the reference
+ * BLAS definition.
  *
- * What it does not model: concurrency between blocks, timing, the memory model, real
- * floating-point differences of the device (expf and the like are the host's). */
+ * What it does not model: blocks or lanes running at the same time (a read-modify-write race
+ * between blocks, or lanes between two barriers, runs as if atomic), timing, the memory model
+ * (fences, visibility), the order between streams (everything runs at once, in call order),
+ * kernels' own reads and writes of host memory or out of bounds (no fault), more than one
+ * device, real floating-point differences of the device (expf and the like are the host's). */
 #ifndef SAPO_KERNELS_EMU_CUDA_EMU_H
 #define SAPO_KERNELS_EMU_CUDA_EMU_H
 
 #include <ucontext.h>
 
 #include <cmath>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +54,11 @@
 #define __host__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __shared__ static /* one block runs at a time: a static local is that block's */
+/* One block runs at a time: a static local is that block's. They all live in one section,
+ * which emu_launch fills with 0xff bytes (NaN) before every block (GNU ld names its bounds). */
+#define __shared__ static __attribute__((section("sapo_emu_shared")))
+extern "C" char __start_sapo_emu_shared[] __attribute__((weak));
+extern "C" char __stop_sapo_emu_shared[] __attribute__((weak));
 
 struct dim3 {
     unsigned x, y, z;
@@ -47,6 +66,7 @@ struct dim3 {
 };
 
 enum { EMU_RUNNABLE, EMU_WARP_WAIT, EMU_BLOCK_WAIT, EMU_DONE };
+enum { EMU_OP_SYNCWARP = 1, EMU_OP_SHFL = 2 }; /* the warp-level operation a lane waits at */
 
 /* Fiber switching. glibc's swapcontext makes a system call (the signal mask) per switch,
  * which made the emulated tests slow; on x86-64 a few instructions do (callee-saved
@@ -73,8 +93,15 @@ struct EmuThread {
     void* sp; /* fast switch: the saved stack pointer */
     dim3 tid;
     int state;
+    unsigned wmask; /* EMU_WARP_WAIT: the operation's mask and kind (EMU_OP_*) */
+    int wop;
     char* stack;
 };
+
+struct EmuStream {
+    int id;
+};
+typedef struct EmuStream* cudaStream_t;
 
 struct EmuState {
     dim3 block_idx, block_dim, grid_dim;
@@ -94,6 +121,14 @@ struct EmuState {
     int device_syncs = 0;                     /* cudaDeviceSynchronize calls */
     int fault = 0;                            /* sticky error of a faulted kernel (emu_fault), 0: none */
     std::map<const void*, size_t> smem_optin; /* kernel -> cudaFuncAttributeMaxDynamicSharedMemorySize */
+    const char* kernel = "(none)";            /* the running launch's kernel, for errors */
+    uint64_t seed = 1;                        /* SAPO_EMU_SEED, read at the first launch */
+    int seed_read = 0;
+    unsigned long lane_rot = 0, lane_xor = 0; /* the running block's lane order (emu_lane_order) */
+    std::vector<unsigned> order;              /* the running launch's block order */
+    std::map<uintptr_t, size_t> device_mem;   /* cudaMalloc'd: start -> bytes */
+    std::set<const EmuStream*> streams;       /* created, not destroyed */
+    int stream_ids = 0;
 };
 
 /* An H100/H200's cudaDevAttrMaxSharedMemoryPerBlockOptin (227 KiB). */
@@ -120,9 +155,12 @@ static inline int emu_linear_tid() {
 
 static inline void emu_die(const char* kernel, const char* why);
 
+/* An error inside the running kernel (printf-style), with the seed that ordered it. */
+__attribute__((format(printf, 1, 2))) static void emu_die_running(const char* fmt, ...);
+
 static inline void emu_wait(int kind) {
     EmuState& s = emu_state();
-    if (s.direct) emu_die("(running)", "synchronized in a launch run without fibers; its first launch never did");
+    if (s.direct) emu_die(s.kernel, "synchronized in a launch run without fibers; its first launch never did");
     s.waited = 1;
     EmuThread& t = s.threads[s.cur];
     t.state = kind;
@@ -133,20 +171,39 @@ static inline void emu_wait(int kind) {
 #endif
 }
 
-static inline void __syncthreads() { emu_wait(EMU_BLOCK_WAIT); }
-static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)mask; emu_wait(EMU_WARP_WAIT); }
+/* A warp-level operation by lane (of the running thread t): every live lane of mask (lane
+ * among them) must arrive at the same operation with the same mask; lanes of the mask that
+ * have exited are not waited for. */
+static inline void emu_warp_wait(EmuThread& t, int lane, unsigned mask, int op, const char* what) {
+    if (!(mask >> lane & 1u)) emu_die_running("%s by lane %d, outside its own mask 0x%08x", what, lane, mask);
+    t.wmask = mask;
+    t.wop = op;
+    emu_wait(EMU_WARP_WAIT);
+}
 
+static inline void __syncthreads() { emu_wait(EMU_BLOCK_WAIT); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) {
+    EmuState& s = emu_state();
+    emu_warp_wait(s.threads[s.cur], emu_linear_tid() & 31, mask, EMU_OP_SYNCWARP, "__syncwarp");
+}
+
+/* Lane lane ^ lane_mask's v, in groups of width lanes: a partner in a later group gives one's
+ * own v, one in an earlier group its v (CUDA's rule). The partner must be in mask and live. */
 template <class T>
 static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
-    (void)mask;
-    (void)width;
     EmuState& s = emu_state();
-    int me = emu_linear_tid();
+    if (width < 1 || width > 32 || (width & (width - 1))) emu_die_running("__shfl_xor_sync width %d", width);
+    EmuThread& t = s.threads[s.cur];
+    int me = emu_linear_tid(), lane = me & 31, src = lane ^ lane_mask;
     s.slots[me] = (double)v; /* exact for float and int */
-    emu_wait(EMU_WARP_WAIT);
-    int partner = (me & ~31) | ((me & 31) ^ lane_mask);
-    T r = (T)s.slots[partner];
-    emu_wait(EMU_WARP_WAIT);
+    emu_warp_wait(t, lane, mask, EMU_OP_SHFL, "__shfl_xor_sync");
+    if (src < 0 || src > 31 || src / width > lane / width) src = lane;
+    if (!(mask >> src & 1u))
+        emu_die_running("__shfl_xor_sync: lane %d reads lane %d, outside the mask 0x%08x", lane, src, mask);
+    if (s.threads[(me & ~31) | src].state == EMU_DONE)
+        emu_die_running("__shfl_xor_sync: lane %d reads lane %d, which has exited", lane, src);
+    T r = (T)s.slots[(me & ~31) | src];
+    emu_warp_wait(t, lane, mask, EMU_OP_SHFL, "__shfl_xor_sync");
     return r;
 }
 
@@ -195,18 +252,113 @@ static void emu_fiber_resume(EmuState& s, EmuThread& t) {
 }
 
 static inline void emu_die(const char* kernel, const char* why) {
-    fprintf(stderr, "cuda emulation: kernel %s: %s\n", kernel, why);
+    fprintf(stderr, "cuda emulation: kernel %s: %s (SAPO_EMU_SEED=%llu)\n", kernel, why,
+            (unsigned long long)emu_state().seed);
     exit(EXIT_FAILURE);
 }
 
-/* Runs kernel body over the grid; blocks in order, threads of a block as fibers. */
-static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, size_t smem,
+static void emu_die_running(const char* fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    emu_die(emu_state().kernel, why);
+}
+
+/* splitmix64: the block and lane orders. */
+static inline uint64_t emu_rand(uint64_t* st) {
+    uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* SAPO_EMU_SEED: a decimal number, default 1; 0 runs blocks and lanes in order. */
+static void emu_read_seed(EmuState& s) {
+    if (s.seed_read) return;
+    s.seed_read = 1;
+    const char* v = getenv("SAPO_EMU_SEED");
+    if (!v || !*v) return;
+    char* end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end) {
+        fprintf(stderr, "cuda emulation: SAPO_EMU_SEED=%s is not a number\n", v);
+        exit(EXIT_FAILURE);
+    }
+    s.seed = n;
+}
+
+/* The i-th thread of a block of n (a multiple of 32) to run: the warps rotated and the lanes
+ * xor-ed by the block's draw (in order when the seed is 0). */
+static inline unsigned long emu_lane_order(const EmuState& s, unsigned long i, unsigned long n) {
+    unsigned long w = (i >> 5) + s.lane_rot;
+    if (w >= n >> 5) w -= n >> 5;
+    return w << 5 | ((i & 31) ^ s.lane_xor);
+}
+
+/* Scans warp w (first thread w): counts its live threads and those at __syncthreads, and
+ * releases the lanes whose warp-level operation every live lane of its mask has reached with
+ * the same mask; returns whether any was released. */
+static int emu_scan_warp(EmuState& s, unsigned long w, int* live, int* at_block) {
+    unsigned done = 0, wait = 0, m0 = 0;
+    int op0 = 0, uniform = 1;
+    for (unsigned lane = 0; lane < 32; lane++) {
+        const EmuThread& t = s.threads[w + lane];
+        if (t.state == EMU_DONE) {
+            done |= 1u << lane;
+            continue;
+        }
+        ++*live;
+        if (t.state == EMU_BLOCK_WAIT) ++*at_block;
+        if (t.state != EMU_WARP_WAIT) continue;
+        if (!wait) {
+            m0 = t.wmask;
+            op0 = t.wop;
+        } else if (t.wmask != m0 || t.wop != op0) {
+            uniform = 0;
+        }
+        wait |= 1u << lane;
+    }
+    if (!wait) return 0;
+    int released = 0;
+    unsigned seen = 0;
+    for (unsigned lane = 0; lane < 32; lane++) {
+        if (!(wait >> lane & 1u) || (seen >> lane & 1u)) continue;
+        unsigned m = uniform ? m0 : s.threads[w + lane].wmask, group = uniform ? wait : 0;
+        int op = s.threads[w + lane].wop;
+        if (!uniform)
+            for (unsigned j = 0; j < 32; j++)
+                if ((wait >> j & 1u) && s.threads[w + j].wmask == m && s.threads[w + j].wop == op) group |= 1u << j;
+        seen |= group;
+        if (m & ~(group | done)) continue; /* a live lane of the mask is elsewhere */
+        for (unsigned j = 0; j < 32; j++)
+            if (group >> j & 1u) s.threads[w + j].state = EMU_RUNNABLE;
+        released = 1;
+    }
+    return released;
+}
+
+/* Fills the block's shared memory, static and dynamic, with 0xff bytes (NaN floats). */
+static void emu_fill_shared(EmuState& s, size_t smem) {
+    uintptr_t lo = (uintptr_t)__start_sapo_emu_shared, hi = (uintptr_t)__stop_sapo_emu_shared;
+    if (lo && hi > lo) memset(__start_sapo_emu_shared, 0xff, hi - lo);
+    if (smem) memset(s.dynamic_shared.data(), 0xff, smem);
+}
+
+static int emu_stream_live(cudaStream_t st);
+
+/* Runs kernel body over the grid; blocks in the seed's order, threads of a block as fibers. */
+static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                        const std::function<void()>& body) {
     EmuState& s = emu_state();
+    emu_read_seed(s);
+    s.kernel = name;
     unsigned long nthreads = (unsigned long)block.x * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || nthreads == 0) emu_die(name, "empty grid or block");
     if (nthreads > 1024 || block.z > 64) emu_die(name, "more than 1024 threads per block");
     if (grid.y > 65535 || grid.z > 65535) emu_die(name, "grid.y or grid.z above 65535");
+    if (!emu_stream_live(stream)) emu_die(name, "launched on a stream never created or already destroyed");
     if (smem > 48 * 1024) {
         std::map<const void*, size_t>::iterator optin = emu_state().smem_optin.find(fn);
         if (optin == emu_state().smem_optin.end())
@@ -224,7 +376,7 @@ static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, 
     s.grid_dim = grid;
     s.block_dim = block;
     s.slots.assign(nthreads, 0.0);
-    s.dynamic_shared.assign((smem + 7) / 8 + 1, NAN);
+    s.dynamic_shared.resize((smem + 7) / 8 + 1);
     if (s.threads.size() < nthreads) {
         size_t old = s.threads.size();
         s.threads.resize(nthreads);
@@ -234,59 +386,64 @@ static void emu_launch(const char* name, const void* fn, dim3 grid, dim3 block, 
         getcontext(&s.pristine);
         s.have_pristine = 1;
     }
-    for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx = 0; bx < grid.x; bx++) {
-                s.block_idx = dim3(bx, by, bz);
-                for (unsigned long i = 0; i < nthreads; i++) {
-                    EmuThread& t = s.threads[i];
-                    t.tid = dim3((unsigned)(i % block.x), (unsigned)(i / block.x % block.y),
-                                 (unsigned)(i / ((unsigned long)block.x * block.y)));
-                    t.state = EMU_RUNNABLE;
-                }
-                if (s.direct) {
-                    for (unsigned long i = 0; i < nthreads; i++) {
-                        s.cur = (int)i;
-                        body();
-                    }
-                    continue;
-                }
-                for (unsigned long i = 0; i < nthreads; i++) emu_fiber_start(s, s.threads[i]);
-                for (;;) {
-                    int ran = 0;
-                    for (unsigned long i = 0; i < nthreads; i++) {
-                        if (s.threads[i].state != EMU_RUNNABLE) continue;
-                        s.cur = (int)i;
-                        emu_fiber_resume(s, s.threads[i]);
-                        ran = 1;
-                    }
-                    int live = 0, at_block = 0, released = 0;
-                    for (unsigned long w = 0; w < nthreads; w += 32) {
-                        int wlive = 0, wwait = 0;
-                        for (unsigned long i = w; i < w + 32; i++) {
-                            int st = s.threads[i].state;
-                            wlive += st != EMU_DONE;
-                            wwait += st == EMU_WARP_WAIT;
-                            at_block += st == EMU_BLOCK_WAIT;
-                        }
-                        live += wlive;
-                        if (wlive && wwait == wlive) {
-                            for (unsigned long i = w; i < w + 32; i++)
-                                if (s.threads[i].state == EMU_WARP_WAIT) s.threads[i].state = EMU_RUNNABLE;
-                            released = 1;
-                        }
-                    }
-                    if (!live) break;
-                    if (at_block == live) {
-                        for (unsigned long i = 0; i < nthreads; i++)
-                            if (s.threads[i].state == EMU_BLOCK_WAIT) s.threads[i].state = EMU_RUNNABLE;
-                        released = 1;
-                    }
-                    if (!ran && !released) emu_die(name, "deadlock: threads wait at different barriers");
-                }
+    /* the block order: a Fisher-Yates shuffle drawn from the seed and the launch's number */
+    unsigned long nblocks = (unsigned long)grid.x * grid.y * grid.z;
+    s.order.resize(nblocks);
+    for (unsigned long b = 0; b < nblocks; b++) s.order[b] = (unsigned)b;
+    uint64_t rng = s.seed * 0x2545f4914f6cdd1dull + (uint64_t)s.launches;
+    if (s.seed)
+        for (unsigned long b = nblocks - 1; b > 0; b--) {
+            unsigned long j = (unsigned long)(emu_rand(&rng) % (b + 1));
+            unsigned t = s.order[b];
+            s.order[b] = s.order[j];
+            s.order[j] = t;
+        }
+    for (unsigned long ob = 0; ob < nblocks; ob++) {
+        unsigned long b = s.order[ob];
+        s.block_idx = dim3((unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
+                           (unsigned)(b / ((unsigned long)grid.x * grid.y)));
+        uint64_t draw = s.seed ? emu_rand(&rng) : 0;
+        s.lane_xor = (unsigned long)(draw & 31);
+        s.lane_rot = (unsigned long)((draw >> 8) % (nthreads / 32));
+        emu_fill_shared(s, smem);
+        for (unsigned long i = 0; i < nthreads; i++) {
+            EmuThread& t = s.threads[i];
+            t.tid = dim3((unsigned)(i % block.x), (unsigned)(i / block.x % block.y),
+                         (unsigned)(i / ((unsigned long)block.x * block.y)));
+            t.state = EMU_RUNNABLE;
+        }
+        if (s.direct) {
+            for (unsigned long i = 0; i < nthreads; i++) {
+                s.cur = (int)emu_lane_order(s, i, nthreads);
+                body();
             }
+            continue;
+        }
+        for (unsigned long i = 0; i < nthreads; i++) emu_fiber_start(s, s.threads[i]);
+        for (;;) {
+            int ran = 0;
+            for (unsigned long k = 0; k < nthreads; k++) {
+                unsigned long i = emu_lane_order(s, k, nthreads);
+                if (s.threads[i].state != EMU_RUNNABLE) continue;
+                s.cur = (int)i;
+                emu_fiber_resume(s, s.threads[i]);
+                ran = 1;
+            }
+            int live = 0, at_block = 0, released = 0;
+            for (unsigned long w = 0; w < nthreads; w += 32) released |= emu_scan_warp(s, w, &live, &at_block);
+            if (!live) break;
+            if (at_block == live) {
+                for (unsigned long i = 0; i < nthreads; i++)
+                    if (s.threads[i].state == EMU_BLOCK_WAIT) s.threads[i].state = EMU_RUNNABLE;
+                released = 1;
+            }
+            if (!ran && !released)
+                emu_die(name, "deadlock: threads wait at different barriers (or warp operations, masks)");
+        }
+    }
     if (!s.direct) s.syncs[name] = s.waited || s.syncs[name];
     s.direct = 0;
+    s.kernel = "(none)";
 }
 
 /* ---- runtime ----------------------------------------------------------------------------- */
@@ -297,7 +454,6 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 /* Called inside a kernel: the kernel faults (an illegal address on a GPU). */
 static inline void emu_fault() { emu_state().fault = cudaErrorIllegalAddress; }
-typedef struct EmuStream* cudaStream_t;
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice,
                       cudaMemcpyDefault };
 
@@ -311,13 +467,56 @@ static inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 static inline cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
 static inline cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidValue; }
 static inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+
+/* A host-side call used wrongly (printf-style): one line, then exit. */
+__attribute__((format(printf, 2, 3))) static void emu_die_call(const char* call, const char* fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cuda emulation: %s: %s\n", call, why);
+    exit(EXIT_FAILURE);
+}
+
+/* Where [p, p + n) lies: 1 inside one cudaMalloc'd block, 0 p in none (host memory), -1 p in
+ * one but the range runs past its end. */
+static int emu_device_range(const void* p, size_t n) {
+    const std::map<uintptr_t, size_t>& m = emu_state().device_mem;
+    uintptr_t a = (uintptr_t)p;
+    std::map<uintptr_t, size_t>::const_iterator it = m.upper_bound(a);
+    if (it == m.begin()) return 0;
+    --it;
+    if (a >= it->first + (it->second ? it->second : 1)) return 0;
+    return a + n <= it->first + it->second ? 1 : -1;
+}
+
+/* Checks one side of a copy, memset or cuBLAS call: device (inside one block) or host. */
+static void emu_check_side(const char* call, const char* side, const void* p, size_t n, int want_device) {
+    int r = emu_device_range(p, n);
+    if (want_device && r == 0) emu_die_call(call, "the %s (%zu bytes at %p) is host memory, not device memory", side, n, p);
+    if (r < 0) emu_die_call(call, "the %s (%zu bytes at %p) runs past the end of its cudaMalloc'd block", side, n, p);
+    if (!want_device && r) emu_die_call(call, "the %s (%zu bytes at %p) is device memory, not host memory", side, n, p);
+}
+
+static int emu_stream_live(cudaStream_t st) { return !st || emu_state().streams.count(st); }
+static void emu_check_stream(const char* call, cudaStream_t st) {
+    if (!emu_stream_live(st)) emu_die_call(call, "stream %p was never created or is already destroyed", (void*)st);
+}
+
 static inline cudaError_t cudaMalloc(void** p, size_t n) {
     *p = aligned_alloc(256, (n + 255) / 256 * 256);
     if (!*p) return cudaErrorMemoryAllocation;
     memset(*p, 0xff, n); /* NaN floats, -1 ints: reads of unwritten memory show */
+    emu_state().device_mem[(uintptr_t)*p] = n;
     return cudaSuccess;
 }
-static inline cudaError_t cudaFree(void* p) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaFree(void* p) {
+    if (!p) return cudaSuccess;
+    if (!emu_state().device_mem.erase((uintptr_t)p)) emu_die_call("cudaFree", "%p is not a cudaMalloc'd block", p);
+    free(p);
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
     if (d != 0 || a != cudaDevAttrMaxSharedMemoryPerBlockOptin) return cudaErrorInvalidValue;
     *v = (int)EMU_SMEM_OPTIN_MAX;
@@ -330,22 +529,49 @@ static inline cudaError_t cudaFuncSetAttribute(T* fn, cudaFuncAttribute a, int v
     emu_state().smem_optin[(const void*)fn] = (size_t)v;
     return cudaSuccess;
 }
+/* The copy's kind must match where its two sides are (cudaMemcpyDefault: wherever they are,
+ * a device side inside one block). */
 static inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st = 0) {
-    (void)k;
-    (void)st;
+    static const char* const names[] = {"cudaMemcpyAsync(HostToHost)", "cudaMemcpyAsync(HostToDevice)",
+                                        "cudaMemcpyAsync(DeviceToHost)", "cudaMemcpyAsync(DeviceToDevice)",
+                                        "cudaMemcpyAsync(Default)"};
+    if ((unsigned)k > cudaMemcpyDefault) emu_die_call("cudaMemcpyAsync", "kind %d", (int)k);
+    emu_check_stream(names[k], st);
     if (emu_state().fault) return emu_state().fault;
-    if (n) memmove(d, s, n);
+    if (!n) return cudaSuccess;
+    if (k == cudaMemcpyDefault) {
+        emu_check_side(names[k], "destination", d, n, emu_device_range(d, n) != 0);
+        emu_check_side(names[k], "source", s, n, emu_device_range(s, n) != 0);
+    } else {
+        emu_check_side(names[k], "destination", d, n, k == cudaMemcpyHostToDevice || k == cudaMemcpyDeviceToDevice);
+        emu_check_side(names[k], "source", s, n, k == cudaMemcpyDeviceToHost || k == cudaMemcpyDeviceToDevice);
+    }
+    memmove(d, s, n);
     return cudaSuccess;
 }
 static inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind k) { return cudaMemcpyAsync(d, s, n, k); }
 static inline cudaError_t cudaMemsetAsync(void* d, int v, size_t n, cudaStream_t st = 0) {
-    (void)st;
-    if (n) memset(d, v, n);
+    emu_check_stream("cudaMemsetAsync", st);
+    if (!n) return cudaSuccess;
+    emu_check_side("cudaMemsetAsync", "destination", d, n, 1);
+    memset(d, v, n);
     return cudaSuccess;
 }
-static inline cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = nullptr; return cudaSuccess; }
-static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) { (void)s; return emu_state().fault; }
-static inline cudaError_t cudaStreamDestroy(cudaStream_t s) { (void)s; return cudaSuccess; }
+static inline cudaError_t cudaStreamCreate(cudaStream_t* s) {
+    *s = new EmuStream{++emu_state().stream_ids};
+    emu_state().streams.insert(*s);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+    emu_check_stream("cudaStreamSynchronize", s);
+    return emu_state().fault;
+}
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    if (!s) return cudaSuccess;
+    emu_check_stream("cudaStreamDestroy", s);
+    emu_state().streams.erase(s); /* not freed: no later stream takes its address */
+    return cudaSuccess;
+}
 static inline cudaError_t cudaDeviceSynchronize() {
     emu_state().device_syncs++;
     return emu_state().fault;
@@ -361,7 +587,20 @@ typedef struct EmuBlas* cublasHandle_t;
 static inline const char* cublasGetStatusString(cublasStatus_t st) { return st ? "invalid value" : "success"; }
 static inline cublasStatus_t cublasCreate(cublasHandle_t* h) { *h = nullptr; return CUBLAS_STATUS_SUCCESS; }
 static inline cublasStatus_t cublasDestroy(cublasHandle_t h) { (void)h; return CUBLAS_STATUS_SUCCESS; }
-static inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) { (void)h; (void)s; return CUBLAS_STATUS_SUCCESS; }
+static inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+    (void)h;
+    emu_check_stream("cublasSetStream", s);
+    return CUBLAS_STATUS_SUCCESS;
+}
+/* The default pointer mode: the matrices on the device, alpha and beta on the host. */
+static inline void emu_check_blas(const char* call, const float* alpha, const float* beta, const float* A,
+                                  const float* B, const float* C) {
+    emu_check_side(call, "alpha", alpha, sizeof *alpha, 0);
+    emu_check_side(call, "beta", beta, sizeof *beta, 0);
+    emu_check_side(call, "A", A, sizeof *A, 1);
+    emu_check_side(call, "B (x)", B, sizeof *B, 1);
+    emu_check_side(call, "C (y)", C, sizeof *C, 1);
+}
 static inline cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) { (void)h; (void)m; return CUBLAS_STATUS_SUCCESS; }
 
 /* C (m x n) = alpha op(A) op(B) + beta C; C is not read when beta == 0 (BLAS rule). */
@@ -371,6 +610,7 @@ static inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasO
                                                        const float* beta, float* C, int ldc, long long sc, int batch) {
     (void)h;
     if (m < 0 || n < 0 || k < 0 || batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m && n && batch) emu_check_blas("cublasSgemm", alpha, beta, k ? A : C, k ? B : C, C);
     if (lda < (ta == CUBLAS_OP_N ? (m > 1 ? m : 1) : (k > 1 ? k : 1))) return CUBLAS_STATUS_INVALID_VALUE;
     if (ldb < (tb == CUBLAS_OP_N ? (k > 1 ? k : 1) : (n > 1 ? n : 1))) return CUBLAS_STATUS_INVALID_VALUE;
     if (ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
@@ -405,6 +645,7 @@ static inline cublasStatus_t cublasSgemv(cublasHandle_t h, cublasOperation_t t, 
                                          int incy) {
     (void)h;
     if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx == 0 || incy == 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m && n) emu_check_blas("cublasSgemv", alpha, beta, A, x, y);
     int rows = t == CUBLAS_OP_N ? m : n, cols = t == CUBLAS_OP_N ? n : m;
     for (int i = 0; i < rows; i++) {
         float acc = 0.0f;

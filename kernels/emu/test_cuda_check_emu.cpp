@@ -9,10 +9,8 @@
  *    48 KiB of dynamic shared memory (cudaFuncSetAttribute: the emulation refuses the launch
  *    otherwise) and refuses n_ctx above the device's opt-in maximum with one line. */
 #define SAPO_CUDA_EMULATE 1
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "../cuda_layers.cu"
+#include "emu_child.h"
 
 extern "C" {
 #include "../../tests/test_assert.h"
@@ -32,45 +30,8 @@ __global__ void sapo_test_fault_kernel(int* out, int fault) {
     }
 }
 
-typedef struct {
-    int status;      /* exit status, or -1 when killed */
-    char err[2048];  /* what it wrote to stderr */
-    char out[256];   /* what the body wrote into it */
-} Child;
-
 /* Runs body in a child with SAPO_CUDA_SYNC = sync (NULL: unset). */
-static Child run_child(const char* sync, void (*body)(char* out)) {
-    Child c;
-    memset(&c, 0, sizeof c);
-    int errp[2], outp[2];
-    if (pipe(errp) || pipe(outp)) abort();
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(errp[0]);
-        close(outp[0]);
-        dup2(errp[1], 2);
-        if (sync) setenv("SAPO_CUDA_SYNC", sync, 1);
-        else unsetenv("SAPO_CUDA_SYNC");
-        char out[256] = "";
-        body(out);
-        if (write(outp[1], out, strlen(out)) < 0) _exit(3);
-        _exit(0);
-    }
-    close(errp[1]);
-    close(outp[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof c.err - 1 && (r = read(errp[0], c.err + n, sizeof c.err - 1 - n)) > 0) n += (size_t)r;
-    n = 0;
-    while (n < sizeof c.out - 1 && (r = read(outp[0], c.out + n, sizeof c.out - 1 - n)) > 0) n += (size_t)r;
-    close(errp[0]);
-    close(outp[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    c.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return c;
-}
+static Child run_sync_child(const char* sync, void (*body)(char* out)) { return run_child("SAPO_CUDA_SYNC", sync, body); }
 
 static int g_out[1];
 
@@ -125,36 +86,36 @@ int main(void) {
            "SAPO_CUDA_SYNC unset, empty or 0 is not off");
     EXPECT(cuda_sync_mode_parse("1") && cuda_sync_mode_parse("yes"), "SAPO_CUDA_SYNC=1 is not on");
 
-    Child c = run_child("1", launch_clean);
+    Child c = run_sync_child("1", launch_clean);
     EXPECT(c.status == 0 && !strcmp(c.out, "syncs=2 value=7"), "SAPO_CUDA_SYNC=1, two launches: %s (status %d) %s",
            c.out, c.status, c.err);
-    c = run_child(NULL, launch_clean);
+    c = run_sync_child(NULL, launch_clean);
     EXPECT(c.status == 0 && !strcmp(c.out, "syncs=0 value=7"), "SAPO_CUDA_SYNC unset, two launches: %s (status %d) %s",
            c.out, c.status, c.err);
 
-    c = run_child("1", launch_faulting);
+    c = run_sync_child("1", launch_faulting);
     EXPECT(c.status == 1, "SAPO_CUDA_SYNC=1, a faulting kernel: status %d, out \"%s\"", c.status, c.out);
     EXPECT_MSG(c.err, "kernel sapo_test_fault_kernel");
     EXPECT_MSG(c.err, "SAPO_CUDA_SYNC=1");
     EXPECT_MSG(c.err, "illegal memory access");
-    c = run_child("0", launch_faulting);
+    c = run_sync_child("0", launch_faulting);
     EXPECT(c.status == 1, "SAPO_CUDA_SYNC=0, a faulting kernel: status %d", c.status);
     EXPECT(strstr(c.err, "cudaStreamSynchronize") && !strstr(c.err, "sapo_test_fault_kernel"),
            "SAPO_CUDA_SYNC=0: the fault should surface at the next sync, not under the kernel: %s", c.err);
 
-    c = run_child(NULL, det_gemm_ok);
+    c = run_sync_child(NULL, det_gemm_ok);
     EXPECT(c.status == 0 && !strcmp(c.out, "ran"), "det gemm M=4: status %d %s", c.status, c.err);
-    c = run_child(NULL, det_gemm_too_tall);
+    c = run_sync_child(NULL, det_gemm_too_tall);
     EXPECT(c.status == 1, "det gemm M=262141: status %d, out \"%s\"", c.status, c.out);
     EXPECT_MSG(c.err, "M=262141 N=2 K=2");
     EXPECT_MSG(c.err, "grid.y");
 
-    c = run_child(NULL, decode_small);
+    c = run_sync_child(NULL, decode_small);
     EXPECT(c.status == 0 && c.out[0] == 'y', "decode n_ctx 1024: status %d %s", c.status, c.err);
-    Child big = run_child(NULL, decode_large);
+    Child big = run_sync_child(NULL, decode_large);
     EXPECT(big.status == 0 && !strcmp(big.out, c.out), "decode n_ctx 16384 (64 KiB): status %d, %s vs %s; %s",
            big.status, big.out, c.out, big.err);
-    c = run_child(NULL, decode_too_large);
+    c = run_sync_child(NULL, decode_too_large);
     EXPECT(c.status == 1, "decode n_ctx 60000: status %d, out \"%s\"", c.status, c.out);
     EXPECT_MSG(c.err, "n_ctx=60000");
     EXPECT_MSG(c.err, "opt-in maximum");
