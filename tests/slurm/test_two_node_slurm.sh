@@ -58,22 +58,25 @@ done
 exec 9>/run/lock/sapo-two-node-slurm.lock 2>/dev/null || exec 9>/tmp/sapo-two-node-slurm.lock
 flock -w 600 9 || fatal "another run of this test holds its lock for 10 min"
 
-# on HOST CMD...: CMD "on" the emulated host, as `scripts/emulated_hosts.sh run HOST` does
+# A command "on" an emulated host, as `scripts/emulated_hosts.sh run HOST` does
 # (its network namespace, a UTS namespace named HOST) but through nsenter, which keeps this
 # machine's /sys: `ip netns exec` mounts a fresh sysfs without the cgroup file systems, and
 # slurmd (22.05) will not start without them, even with proctrack/linuxproc and task/none
-on() {
-  local h=$1
-  shift
-  nsenter --net="/run/netns/$SAPO_HOSTS_PREFIX$h" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$h" "$@"
+in_host() { # in_host HOST: sets ON to the words that start a command there
+  ON=(nsenter --net="/run/netns/$SAPO_HOSTS_PREFIX$1" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$1")
 }
-on_hA() { on hA "$@"; } # a Slurm client, on the controller's host
+on_hA() { # a Slurm client, on the controller's host
+  local ON
+  in_host hA
+  "${ON[@]}" "$@"
+}
 
 # ---- stopping: jobs, then daemons (by pid), then whatever is left in the namespaces ----
-stop_pid() {  # stop_pid PID NAME: TERM, up to 10 s, then KILL; only a process of that name
+stop_pid() {  # stop_pid PID NAME: TERM, up to 10 s, then KILL; only NAME started with $W's files
   local pid=$1 name=$2
   [[ $pid =~ ^[0-9]+$ ]] || return 0
-  grep -qa -- "$name" "/proc/$pid/cmdline" 2>/dev/null || return 0
+  grep -qa -- "$name" "/proc/$pid/cmdline" 2>/dev/null && grep -qa -- "$W/" "/proc/$pid/cmdline" 2>/dev/null ||
+    return 0
   kill "$pid" 2>/dev/null
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
   kill -9 "$pid" 2>/dev/null
@@ -114,7 +117,7 @@ mungekey --create --keyfile="$W/munge/munge.key" >/dev/null 2>&1 || {
   dd if=/dev/urandom of="$W/munge/munge.key" bs=1024 count=1 2>/dev/null && chmod 600 "$W/munge/munge.key"; }
 sock=$W/munge/munge.socket
 munged --socket="$sock" --key-file="$W/munge/munge.key" --pid-file="$W/munge/munged.pid" \
-  --seed-file="$W/munge/munged.seed" --log-file="$W/log/munged.log" >"$W/log/munged.start" 2>&1 ||
+  --seed-file="$W/munge/munged.seed" --log-file="$W/log/munged.log" >"$W/log/munged.start" 2>&1 9>&- ||
   skip "munged did not start: $(tail -n 3 "$W/log/munged.start" "$W/log/munged.log" 2>/dev/null | tr '\n' ' ')"
 on_hA sh -c "munge -S '$sock' -n </dev/null | unmunge -S '$sock'" >/dev/null 2>&1 ||
   skip "munged runs but a client on hA cannot use it"
@@ -160,12 +163,16 @@ CONF
 # step only, the same on both nodes)
 mkdir -p "$W/tmp/hA" "$W/tmp/hB"
 
-# -D: in the foreground, so $! is the daemon (nsenter, unshare and sh exec it)
+# -D: in the foreground, so $! is the daemon (nsenter, unshare and sh exec it); without the
+# lock's descriptor, so that daemons left by a killed run never hold it (the next run stops
+# them through their pid files)
 mkdir -p "$W/spool/hA" "$W/spool/hB"
-on_hA slurmctld -D -f "$SLURM_CONF" >"$W/log/slurmctld.start" 2>&1 &
+in_host hA
+"${ON[@]}" slurmctld -D -f "$SLURM_CONF" >"$W/log/slurmctld.start" 2>&1 9>&- &
 CTLD_PID=$!
 for h in hA hB; do
-  on $h slurmd -D -N $h -f "$SLURM_CONF" >"$W/log/slurmd-$h.start" 2>&1 &
+  in_host $h
+  "${ON[@]}" slurmd -D -N $h -f "$SLURM_CONF" >"$W/log/slurmd-$h.start" 2>&1 9>&- &
   SLURMD_PIDS="$SLURMD_PIDS $!"
 done
 sleep 1
