@@ -14,14 +14,23 @@
 #           e.g. `scripts/emulated_hosts.sh mpirun -np 8 build/sapo run experiments/quick.ini`
 #   rsh ADDRESS CMD...   Open MPI's remote shell agent (plm_rsh_agent): runs CMD on the host
 #           of ADDRESS (10.77.0.1 or hA: hA; 10.77.0.2 or hB: hB) through `run`
+# SAPO_HOSTS_PREFIX=P (letters, digits, - or _; at most 8) names the namespaces PhA and PhB
+# and the veth ends PhA/PhB instead of hA, hB and sapo-hA/sapo-hB, so that two users of the
+# script (tests/mpi/test_two_hosts.sh, tests/slurm/test_two_node_slurm.sh) never share
+# namespaces; the hosts' names (hA, hB) and addresses stay the same, each pair in its own
+# namespaces.
 # Exit 0 on success, 2 on bad input (one line on stderr), 1 when a command fails; `run`,
 # `mpirun` and `rsh` exit with their command's status.
 set -euo pipefail
 trap 'exit 1' ERR # a failing ip command has printed its line: exit 1, not its own status
 SELF=$(readlink -f "$0")
 NET=10.77.0
-VETH_A=sapo-hA VETH_B=sapo-hB
 die() { echo "emulated_hosts: $1" >&2; exit "${2:-2}"; }
+PREFIX=${SAPO_HOSTS_PREFIX:-}
+[[ $PREFIX =~ ^[A-Za-z0-9_-]{0,8}$ ]] || die "SAPO_HOSTS_PREFIX='$PREFIX': expected at most 8 letters, digits, - or _"
+NS_hA=${PREFIX}hA NS_hB=${PREFIX}hB  # the network namespace of each host
+VETH_A=${PREFIX:-sapo-}hA VETH_B=${PREFIX:-sapo-}hB
+ns() { if [ "$1" = hA ]; then echo "$NS_hA"; else echo "$NS_hB"; fi; }
 usage() { sed -n '2p' "$SELF" | sed 's/^# //' >&2; exit 2; }
 
 # the host name of an address or a name; empty when unknown
@@ -54,21 +63,21 @@ has_addr() {
 
 up() {
   need_tools up
-  for h in hA hB; do has_ns $h || ip netns add $h; done
-  if ! ip -n hA link show $VETH_A >/dev/null 2>&1; then
+  for h in hA hB; do has_ns "$(ns $h)" || ip netns add "$(ns $h)"; done
+  if ! ip -n "$NS_hA" link show $VETH_A >/dev/null 2>&1; then
     # a half-made pair (one end left after a failed up) is removed first
-    ip -n hB link del $VETH_B >/dev/null 2>&1 || true
+    ip -n "$NS_hB" link del $VETH_B >/dev/null 2>&1 || true
     ip link del $VETH_A >/dev/null 2>&1 || true
     ip link add $VETH_A type veth peer name $VETH_B
-    ip link set $VETH_A netns hA
-    ip link set $VETH_B netns hB
+    ip link set $VETH_A netns "$NS_hA"
+    ip link set $VETH_B netns "$NS_hB"
   fi
-  local i=1
+  local i=1 dev
   for h in hA hB; do
-    local dev=sapo-$h
-    has_addr $h $dev $NET.$i || ip -n $h addr add $NET.$i/24 dev $dev
-    ip -n $h link set $dev up
-    ip -n $h link set lo up
+    if [ $h = hA ]; then dev=$VETH_A; else dev=$VETH_B; fi
+    has_addr "$(ns $h)" $dev $NET.$i || ip -n "$(ns $h)" addr add $NET.$i/24 dev $dev
+    ip -n "$(ns $h)" link set $dev up
+    ip -n "$(ns $h)" link set lo up
     i=$((i + 1))
   done
 }
@@ -76,18 +85,19 @@ up() {
 down() {
   need_tools down
   for h in hA hB; do
-    if has_ns $h; then ip netns del $h; fi
+    if has_ns "$(ns $h)"; then ip netns del "$(ns $h)"; fi
   done
   ip link del $VETH_A >/dev/null 2>&1 || true
 }
 
 status() {
-  local ok=0 i=1
+  local ok=0 i=1 dev
   for h in hA hB; do
-    if has_ns $h && has_addr $h sapo-$h $NET.$i; then
-      echo "$h: $NET.$i (up)"
+    if [ $h = hA ]; then dev=$VETH_A; else dev=$VETH_B; fi
+    if has_ns "$(ns $h)" && has_addr "$(ns $h)" $dev $NET.$i; then
+      echo "$h: $NET.$i (up, namespace $(ns $h))"
     else
-      echo "$h: down"
+      echo "$h: down (namespace $(ns $h))"
       ok=1
     fi
     i=$((i + 1))
@@ -102,8 +112,8 @@ run_on() {
   shift
   [ $# -ge 1 ] || die "run: no command to run on $h"
   need_tools run
-  has_ns $h || die "run: host $h is not up (scripts/emulated_hosts.sh up)" 1
-  exec ip netns exec $h unshare --uts sh -c 'hostname "$0" && exec "$@"' $h "$@"
+  has_ns "$(ns $h)" || die "run: host $h is not up (no namespace $(ns $h); scripts/emulated_hosts.sh up)" 1
+  exec ip netns exec "$(ns $h)" unshare --uts sh -c 'hostname "$0" && exec "$@"' $h "$@"
 }
 
 # Open MPI calls the agent as `AGENT [options] HOST ORTED_COMMAND...`, the command's words
@@ -116,8 +126,8 @@ rsh() {
   [ -n "$h" ] || die "rsh: unknown host '$1' (hA, hB, $NET.1 or $NET.2)"
   shift
   need_tools rsh
-  has_ns $h || die "rsh: host $h is not up (scripts/emulated_hosts.sh up)" 1
-  exec ip netns exec $h unshare --uts sh -c "hostname $h && exec $*"
+  has_ns "$(ns $h)" || die "rsh: host $h is not up (no namespace $(ns $h); scripts/emulated_hosts.sh up)" 1
+  exec ip netns exec "$(ns $h)" unshare --uts sh -c "hostname $h && exec $*"
 }
 
 mpirun_on() {
@@ -137,7 +147,7 @@ mpirun_on() {
 cmd=$1
 shift
 case "$cmd" in
-  -h | --help) sed -n '2,18p' "$SELF" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,23p' "$SELF" | sed 's/^# \{0,1\}//'; exit 0 ;;
   up) [ $# = 0 ] || die "up takes no arguments"; up ;;
   down) [ $# = 0 ] || die "down takes no arguments"; down ;;
   status) [ $# = 0 ] || die "status takes no arguments"; status ;;

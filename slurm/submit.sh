@@ -9,7 +9,7 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: slurm/submit.sh SWEEP [--throttle N] [--results DIR] [--partition P] [--ntasks N]
-                       [--launcher mpirun|srun] [--dry-run] [-- SBATCH_OPTION...]
+                       [--nodes N] [--launcher mpirun|srun] [--dry-run] [-- SBATCH_OPTION...]
 Submits one Slurm array task per run of the sweep file SWEEP (format: the top of
 scripts/sweep_expand.py).
   --throttle N   at most N array tasks run at once (sbatch --array=0-K%N); default no limit
@@ -19,6 +19,10 @@ scripts/sweep_expand.py).
   --partition P  Slurm partition (default: the cluster's default)
   --ntasks N     Slurm tasks (cores) per array task (default: the sweep's largest ranks;
                  ranks beyond it share cores: mpirun --oversubscribe)
+  --nodes N      each array task's ranks spread evenly over N nodes (sbatch --nodes=N
+                 --ntasks-per-node=NTASKS/N; N must divide the Slurm tasks), placed in
+                 blocks: with 8 tasks on 2 nodes ranks 0-3 run on the first; default:
+                 wherever Slurm finds free cores
   --launcher L   mpirun (default) or srun (srun --mpi=pmix; sets SAPO_LAUNCHER)
   --dry-run      check and expand, print the sbatch commands and every task's command; submit
                  nothing
@@ -31,7 +35,7 @@ USAGE
 die() { echo "submit.sh: $*" >&2; exit 2; }
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-sweep='' throttle='' results='' partition='' ntasks='' launcher=mpirun dry=0
+sweep='' throttle='' results='' partition='' ntasks='' nodes='' launcher=mpirun dry=0
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     --results) [ $# -ge 2 ] || die "--results needs a value"; results=$2; shift 2 ;;
     --partition) [ $# -ge 2 ] || die "--partition needs a value"; partition=$2; shift 2 ;;
     --ntasks) [ $# -ge 2 ] || die "--ntasks needs a value"; ntasks=$2; shift 2 ;;
+    --nodes) [ $# -ge 2 ] || die "--nodes needs a value"; nodes=$2; shift 2 ;;
     --launcher) [ $# -ge 2 ] || die "--launcher needs a value"; launcher=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
     --) shift; extra=("$@"); break ;;
@@ -51,6 +56,7 @@ done
 [ -r "$sweep" ] || die "cannot read the sweep file '$sweep'"
 [ -z "$throttle" ] || [[ $throttle =~ ^[1-9][0-9]*$ ]] || die "--throttle '$throttle': expected a positive integer"
 [ -z "$ntasks" ] || [[ $ntasks =~ ^[1-9][0-9]*$ ]] || die "--ntasks '$ntasks': expected a positive integer"
+[ -z "$nodes" ] || [[ $nodes =~ ^[1-9][0-9]*$ ]] || die "--nodes '$nodes': expected a positive integer"
 case $launcher in mpirun|srun) ;; *) die "--launcher '$launcher': expected mpirun or srun" ;; esac
 
 export SAPO_BIN=${SAPO_BIN:-$repo/build/sapo}
@@ -95,6 +101,11 @@ while IFS=$'\t' read -r name _ overrides; do
   done
 done < "$tasks"
 ntasks=${ntasks:-$max_ranks}
+per_node=
+if [ -n "$nodes" ]; then
+  [ $((ntasks % nodes)) = 0 ] || die "--nodes $nodes: does not divide the $ntasks Slurm tasks of each array task (--ntasks)"
+  per_node=$((ntasks / nodes))
+fi
 
 common=(--chdir="$repo")
 [ -z "$partition" ] || common+=(--partition="$partition")
@@ -121,8 +132,8 @@ while IFS=$'\t' read -r path config overrides; do
 done <<<"$warmups"
 
 array="0-$((n - 1))${throttle:+%$throttle}"
-cmd=(sbatch --parsable "${common[@]}" --array="$array" --ntasks="$ntasks" --job-name="sapo-$stem"
-     --output="$results/slurm/%A_%a.out")
+cmd=(sbatch --parsable "${common[@]}" --array="$array" --ntasks="$ntasks" ${nodes:+--nodes="$nodes" --ntasks-per-node="$per_node"}
+     --job-name="sapo-$stem" --output="$results/slurm/%A_%a.out")
 if [ ${#deps[@]} -gt 0 ]; then
   cmd+=(--dependency="afterok:$(IFS=:; echo "${deps[*]}")" --kill-on-invalid-dep=yes)
 fi
@@ -139,6 +150,6 @@ fi
 id=$("${cmd[@]}") || die "sbatch refused the array job"
 id=${id%%;*}
 echo "job $id"
-echo "tasks $n (array $array, $ntasks Slurm tasks each, launcher $launcher); task list $tasks"
+echo "tasks $n (array $array, $ntasks Slurm tasks each${nodes:+ on $nodes nodes}, launcher $launcher); task list $tasks"
 echo "results $results/runs/RUN_NAME (one per task; DONE marks a complete run)"
 echo "logs $results/slurm/${id}_TASK.out"

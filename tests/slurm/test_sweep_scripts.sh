@@ -94,6 +94,8 @@ done
 [ ! -e "$W/dry" ] && ok "--dry-run creates nothing" || fail "--dry-run created $W/dry"
 out=$("$SRC/slurm/submit.sh" "$SRC/experiments/sweeps/swarm_size.sweep" --dry-run --results "$W/dry" 2>&1)
 expect "--ntasks defaults to the largest ranks" "$out" "--array=0-14 --ntasks=32 "
+out=$("$SRC/slurm/submit.sh" "$SRC/experiments/sweeps/swarm_size.sweep" --dry-run --results "$W/dry" --nodes 2 2>&1)
+expect "--nodes N reaches the array's sbatch, tasks spread evenly" "$out" "--array=0-14 --ntasks=32 --nodes=2 --ntasks-per-node=16 "
 cat > "$W/noinit.sweep" <<SWEEP
 [sweep]
 config = $cfg
@@ -113,7 +115,7 @@ printf '[sweep]\nconfig = %s\nseeds = 1\n[set]\nmodel.nlayer = 2\n' "$cfg" > "$W
 out=$("$SRC/slurm/submit.sh" "$W/badkey.sweep" --dry-run 2>&1); rc=$?
 [ $rc -eq 2 ] && echo "$out" | grep -qF "badkey.sweep:5: unknown key 'model.nlayer'" &&
   ok "a bad sweep stops submit.sh with file:line" || fail "bad key: rc $rc, $out"
-for bad in "--throttle 0" "--launcher mpiexec" "--bogus"; do
+for bad in "--throttle 0" "--launcher mpiexec" "--bogus" "--nodes 0" "--nodes 3"; do
   # shellcheck disable=SC2086
   out=$("$SRC/slurm/submit.sh" "$SRC/experiments/sweeps/loss.sweep" $bad --dry-run 2>&1); rc=$?
   [ $rc -eq 2 ] && ok "submit.sh refuses $bad" || fail "submit.sh $bad: rc $rc, $out"
