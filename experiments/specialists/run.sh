@@ -27,45 +27,24 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 EXP=experiments/specialists
 RUNS=${RUNS:-results/runs/specialists}
 OUT=${OUT:-results/specialists}
-TASKS=(base_conversion basic_arithmetic fraction_simplification calendar_arithmetic)
 mkdir -p "$RUNS" "$OUT/summaries"
-[ -f "$OUT/costs.csv" ] || echo "run,seconds,status,commit,numerics" > "$OUT/costs.csv"
-rounds=()
-[ -n "${ROUNDS:-}" ] && rounds=(swarm.rounds="$ROUNDS")
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
-numerics=$("$SAPO" info | sed -n 's/^numerics *version \([0-9]*\).*/\1/p')
-
-# run ARM SPLIT SEED key=value...: one swarm, fresh, resumed or skipped
-run() {
-  local name=$1-$2-s$3 split=$2 seed=$3 out=$RUNS/$1-$2-s$3
-  shift 3
-  [ -f "$OUT/summaries/$name.npz" ] && return # done, here or in an earlier session
-  [ -f "$out/DONE" ] && { "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null; return; }
-  local t0=$SECONDS
-  echo "# $(date +%T) $name"
-  if [ -f "$out/node_0000.h5" ]; then
-    mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run --resume "$out" --quiet
-  else
-    mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run "$EXP/$split.ini" swarm.seed="$seed" \
-      run.name="$name" --out "$out" --quiet "${rounds[@]}" "$@"
-  fi
-  echo "$name,$((SECONDS - t0)),$([ -f "$out/DONE" ] && echo done || echo stopped),$COMMIT,$numerics" \
-    >> "$OUT/costs.csv"
-  # a finished run's summary only: a committed summary means "done" to a later session
-  [ ! -f "$out/DONE" ] || "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null
-}
+# shellcheck source=experiments/lib/study_run.sh
+. experiments/lib/study_run.sh
+NUMERICS=$(study_numerics "$SAPO")
 
 for seed in $SEEDS; do
   w=$(experiments/specialists/warmups.sh "$SAPO" "$seed" "$FORMAT" "$SPEC" "$RUNS/warmups/s$seed")
-  spec=() gen=(model.init="$w/gen.ckpt")
-  for k in 0 1 2 3 4 5 6 7; do
-    t=${TASKS[$((k % 4))]}
-    spec+=(node.$k.model.init="$w/spec-$t.ckpt" node.$k.run.specialty="$t")
+  mapfile -t spec < <(study_spec_keys "$w")
+  gen=(model.init="$w/gen.ckpt")
+  study_run spec_silo-8L0E-s$seed "$EXP/8L0E.ini" "$seed" "${spec[@]}"
+  study_run spec_silo-4L0E-s$seed "$EXP/4L0E.ini" "$seed" "${spec[@]}"
+  for arm in ratio1 positive_only tis ftis; do
+    study_run spec_$arm-4L4E-s$seed "$EXP/4L4E.ini" "$seed" "${spec[@]}" grpo.external=$arm
   done
-  run spec_silo 8L0E "$seed" "${spec[@]}"
-  run spec_silo 4L0E "$seed" "${spec[@]}"
-  for arm in ratio1 positive_only tis ftis; do run spec_$arm 4L4E "$seed" "${spec[@]}" grpo.external=$arm; done
-  run gen_silo 8L0E "$seed" "${gen[@]}"
-  run gen_silo 4L0E "$seed" "${gen[@]}"
-  for arm in ratio1 positive_only ftis; do run gen_$arm 4L4E "$seed" "${gen[@]}" grpo.external=$arm; done
+  study_run gen_silo-8L0E-s$seed "$EXP/8L0E.ini" "$seed" "${gen[@]}"
+  study_run gen_silo-4L0E-s$seed "$EXP/4L0E.ini" "$seed" "${gen[@]}"
+  for arm in ratio1 positive_only ftis; do
+    study_run gen_$arm-4L4E-s$seed "$EXP/4L4E.ini" "$seed" "${gen[@]}" grpo.external=$arm
+  done
 done

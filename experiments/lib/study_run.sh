@@ -1,0 +1,39 @@
+# One swarm of a study, sourced by the study drivers (experiments/specialists/run.sh,
+# experiments/network/run.sh): study_run NAME CONFIG SEED [key=value...] runs 8 ranks of
+# CONFIG fresh, resumes RUNS/NAME (`sapo run --resume`), or skips it when it is done here
+# (DONE) or in an earlier session (its summary in OUT/summaries/, committed). Each run's wall
+# time, status, binary commit and numerics version go to OUT/costs.csv; a finished run's
+# summary (analysis.summarize) to OUT/summaries/. Needs SAPO, PY, RUNS, OUT, COMMIT and the
+# numerics version in NUMERICS; optional ROUNDS (swarm.rounds).
+study_run() {
+  local name=$1 config=$2 seed=$3 out=$RUNS/$1
+  shift 3
+  [ -f "$OUT/summaries/$name.npz" ] && return # done, here or in an earlier session
+  [ -f "$out/DONE" ] && { "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null; return; }
+  [ -f "$OUT/costs.csv" ] || echo "run,seconds,status,commit,numerics" > "$OUT/costs.csv"
+  local t0=$SECONDS rounds=()
+  [ -n "${ROUNDS:-}" ] && rounds=(swarm.rounds="$ROUNDS")
+  echo "# $(date +%T) $name"
+  if [ -f "$out/node_0000.h5" ]; then
+    mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run --resume "$out" --quiet
+  else
+    mpirun --oversubscribe --bind-to none -np 8 "$SAPO" run "$config" swarm.seed="$seed" \
+      run.name="$name" --out "$out" --quiet "${rounds[@]}" "$@"
+  fi
+  echo "$name,$((SECONDS - t0)),$([ -f "$out/DONE" ] && echo done || echo stopped),$COMMIT,$NUMERICS" >> "$OUT/costs.csv"
+  # a finished run's summary only: a committed summary means "done" to a later session
+  [ ! -f "$out/DONE" ] || "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null
+}
+
+# The numerics version of the binary $1 (sapo info).
+study_numerics() { "$1" info | sed -n 's/^numerics *version \([0-9]*\).*/\1/p'; }
+
+# The specialists' per-node keys for a seed's warm-up folder $1: node k starts from
+# spec-TASK.ckpt, TASK the (k mod 4)-th of the four tasks, and records it as its specialty.
+study_spec_keys() {
+  local tasks=(base_conversion basic_arithmetic fraction_simplification calendar_arithmetic) k
+  for k in 0 1 2 3 4 5 6 7; do
+    echo "node.$k.model.init=$1/spec-${tasks[$((k % 4))]}.ckpt"
+    echo "node.$k.run.specialty=${tasks[$((k % 4))]}"
+  done
+}
