@@ -41,7 +41,7 @@ rounds=()
 run() {
   local name=$1-$2-s$3 split=$2 seed=$3 out=$RUNS/$1-$2-s$3
   shift 3
-  [[ " $ARMS " == *" $1 "* ]] || return 0
+  [[ " $ARMS " == *" ${name%%-*} "* ]] || return 0
   [ -f "$OUT/summaries/$name.npz" ] && return # done, here or in an earlier session
   [ -f "$out/DONE" ] && { "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null; return; }
   local t0=$SECONDS
