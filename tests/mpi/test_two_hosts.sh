@@ -65,31 +65,8 @@ one_host() { # OUT [sapo args...]: 8 ranks here
 }
 
 # Equal logs: every dataset but the t_* timers, bit for bit (NaN where NaN)
-same_logs() { # A B WHAT
-    "$PY" - "$1" "$2" "$3" <<'EOF'
-import sys, h5py, numpy as np
-a, b, what = sys.argv[1:]
-bad = []
-for k in range(8):
-    with h5py.File(f"{a}/node_{k:04d}.h5", "r", swmr=True) as fa, h5py.File(f"{b}/node_{k:04d}.h5", "r", swmr=True) as fb:
-        names = sorted(n for n in fa if not n.startswith("t_"))
-        if names != sorted(n for n in fb if not n.startswith("t_")):
-            bad.append(f"node {k}: other datasets")
-            continue
-        for n in ("reward_own", "reward_train", "loss", "grad_norm", "eval_pass1", "msgs_dropped"):
-            if n not in names:
-                bad.append(f"node {k}: no {n}")
-        for n in names:
-            x, y = np.asarray(fa[n][()]), np.asarray(fb[n][()])
-            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
-                bad.append(f"node {k}: {n}")
-        if len(fa["round"]) != 120:
-            bad.append(f"node {k}: {len(fa['round'])} rounds")
-if bad:
-    print(f"{what}: logs differ: {', '.join(bad[:12])}{' ...' if len(bad) > 12 else ''}")
-    sys.exit(1)
-print(f"{what}: every node's {len(names)} datasets (all but t_*) bit-identical, 8 nodes x 120 rounds")
-EOF
+same_logs() { # A B WHAT: tests/mpi/same_node_logs.py
+    "$PY" "$SRC/tests/mpi/same_node_logs.py" "$1" "$2" "$3" 8 120
 }
 
 # ---- across two hosts, and the same run on one host
