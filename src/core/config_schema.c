@@ -96,6 +96,7 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("net.fanout", "0", 0, CONFIG_MAX_NODES, GLOBAL, "peers each node sends to per round, drawn at random; 0 = all"),
     FLOAT_HI_OPEN("net.offline", "0", 0, 1, GLOBAL, "churn: long-run share of rounds a node is offline (sends and receives nothing)"),
     FLOAT("net.offline_len", "5", 1, 1e6, GLOBAL, "churn: mean length of an offline spell, in rounds"),
+    FLOAT("net.bandwidth", "0", 0, 1e15, GLOBAL, "bytes each node's link carries per round (clock = virtual) or per second (wall); a message's delay gains its size over it, queued behind the sender's earlier copies; 0 = unlimited"),
     FLOAT("net.slowdown", "1", 1, 1000, PER_NODE, "this node's round takes slowdown x as long (virtual time, or real sleep with clock = wall)"),
     ENUM("net.fault", "none", "none|garbage|truncate|lie|lie_logprobs", PER_NODE,
          "corrupt this node's outgoing messages (tests, adversarial nodes); lie_logprobs claims -1e30 for every behaviour log-prob"),

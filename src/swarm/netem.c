@@ -102,14 +102,31 @@ int netem_sends(const Netem* ne, int s, int d, int round) {
     return !netem_offline(ne, s, round) && netem_targets(ne, s, d, round) && !netem_dropped(ne, s, d, round);
 }
 
-int netem_arrival_round(const Netem* ne, int s, int d, int round) {
-    if (!netem_sends(ne, s, d, round)) return -1;
-    double arrival = (round + 1) * ne->slowdown[s] + netem_delay(ne, s, d, round);
-    /* the first receiver round r' with (r' + 1) x slowdown_d >= arrival */
-    double x = arrival / ne->slowdown[d] - 1.0;
+int netem_round_at(const Netem* ne, int d, double t) {
+    /* the first receiver round r' with (r' + 1) x slowdown_d >= t */
+    double x = t / ne->slowdown[d] - 1.0;
     long r = (long)ceil(x - 1e-9);
     if (r < 0) r = 0;
     return r < ne->rounds ? (int)r : -1;
+}
+
+int netem_arrival_round(const Netem* ne, int s, int d, int round) {
+    if (!netem_sends(ne, s, d, round)) return -1;
+    return netem_round_at(ne, d, (round + 1) * ne->slowdown[s] + netem_delay(ne, s, d, round));
+}
+
+double netem_link_done(const Netem* ne, int s, int d, int round, double start, size_t bytes) {
+    if (ne->net.bandwidth <= 0.0) return start;
+    int ahead = 0; /* copies that leave before d's: the picked peers below d */
+    for (int k = 0; k < d; k++) ahead += netem_targets(ne, s, k, round);
+    return start + (double)(ahead + 1) * ((double)bytes / ne->net.bandwidth);
+}
+
+double netem_link_busy(const Netem* ne, int s, int round, size_t bytes) {
+    if (ne->net.bandwidth <= 0.0) return 0.0;
+    int copies = 0;
+    for (int k = 0; k < ne->n_nodes; k++) copies += netem_targets(ne, s, k, round);
+    return (double)copies * ((double)bytes / ne->net.bandwidth);
 }
 
 int netem_delivery_round(const Netem* ne, int s, int d, int round) {

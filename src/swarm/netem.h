@@ -11,6 +11,7 @@
 #ifndef SAPO_SWARM_NETEM_H
 #define SAPO_SWARM_NETEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/config_enums.h" /* NetTransport, LatencyDist */
@@ -25,6 +26,7 @@ typedef struct {
     double drop;
     int fanout;              /* 0 = every peer */
     double offline, offline_len;
+    double bandwidth;        /* bytes per round (virtual) or per second (wall) per sending node; 0 = unlimited */
 } NetSettings;
 
 typedef struct {
@@ -54,5 +56,17 @@ int netem_arrival_round(const Netem* ne, int s, int d, int round);
 /* Virtual clock: the receiver round that uses the message s -> d of round r, or -1 when it
  * is never used (not sent, the receiver offline in that round, or after the last round). */
 int netem_delivery_round(const Netem* ne, int s, int d, int round);
+
+/* Bandwidth (net.bandwidth > 0). A sender's link carries one copy at a time: the copies of its
+ * round-r message go out one after another, in peer order, each copy to a picked peer (a lost
+ * one too: loss happens on the way) taking bytes / bandwidth, after whatever the link still
+ * carries from earlier rounds. `start` is when the link began this round's copies (the later of
+ * the send time and the end of the previous round's); the copy to d has left the link at the
+ * returned time, and arrives netem_delay later. 0 extra time when the bandwidth is unlimited. */
+double netem_link_done(const Netem* ne, int s, int d, int round, double start, size_t bytes);
+/* The time the link needs for all of s's copies of round r (`bytes` each). */
+double netem_link_busy(const Netem* ne, int s, int round, size_t bytes);
+/* Virtual clock: the first round of node d that ends at or after virtual time t. */
+int netem_round_at(const Netem* ne, int d, double t);
 
 #endif

@@ -523,6 +523,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     }
 
     /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
+    rec->weights_digest = (int64_t)model_weights_digest(n->policy);
     rec->m[RM_T_ROUND] = clock_now() - t_start;
     mem_private_sample(); /* after the evaluation */
     round_state_free(&s);

@@ -59,6 +59,7 @@ typedef struct {
     double m[RM_COUNT];
     double reward_by_task[TASK_N_IDS]; /* mean own reward per task id; NaN when not asked */
     double eval_by_task[TASK_N_IDS];   /* pass@1 per task id on the held-out set; NaN when not evaluated or not asked */
+    int64_t weights_digest;            /* model_weights_digest at the end of the round (its bits) */
 } RoundRecord;
 
 /* Zeroes the metrics, NaN for eval_pass1 and every task of both by-task arrays. */
