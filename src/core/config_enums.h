@@ -59,6 +59,10 @@ typedef enum { LOCAL_WEIGHTING_VALUES(CONFIG_ENUM_CONSTANT) } LocalWeighting;
 #define TRAIN_TEMPERATURE_VALUES(X) X(TRAIN_TEMPERATURE_GEN, "gen") X(TRAIN_TEMPERATURE_ONE, "one")
 typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature;
 
+/* sync.method: weight synchronisation beside the shared rollouts (swarm/weight_sync.h) */
+#define SYNC_METHOD_VALUES(X) X(SYNC_NONE, "none") X(SYNC_DILOCO, "diloco") X(SYNC_NOLOCO, "noloco")
+typedef enum { SYNC_METHOD_VALUES(CONFIG_ENUM_CONSTANT) } SyncMethod;
+
 /* Every key above with its list: config_enums_check walks this. */
 #define CONFIG_ENUM_KEYS(K)                                                                                     \
     K("model.backend", BACKEND_CHOICE_VALUES)                                                                  \
@@ -71,6 +75,7 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
     K("sampling.filter", SAMPLING_FILTER_VALUES)                                                               \
     K("grpo.external", EXTERNAL_WEIGHTING_VALUES)                                                              \
     K("grpo.local", LOCAL_WEIGHTING_VALUES)                                                                    \
-    K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)
+    K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)                                                      \
+    K("sync.method", SYNC_METHOD_VALUES)
 
 #endif

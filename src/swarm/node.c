@@ -22,6 +22,7 @@
 #include "swarm/message.h"
 #include "swarm/node_config.h"
 #include "swarm/node_gpu.h"
+#include "swarm/sync_exchange.h"
 #include "swarm/token_groups.h"
 #include "tasks/infra/answer.h"
 
@@ -97,6 +98,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
         n->codec = prompt_codec_byte();
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref);
+    n->sync = weight_sync_create(&n->sw.sync, n->policy->params_memory, n->policy->num_params);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->set.gen.max_new_tokens);
@@ -111,6 +113,7 @@ void node_free(SwarmNode* n) {
     if (!n) return;
     transport_free(n->transport);
     netem_free(n->netem);
+    weight_sync_free(n->sync);
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
     model_free(n->ref);
@@ -467,6 +470,21 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
 /* evaluate: pass@1 on the fixed held-out set: one answer per question, sampled with the
  * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
  * into rec. */
+/* The outer step of weight synchronisation, every sync.every rounds: the weights on the host,
+ * the swarm's (or group's) mean contribution, the new outer weights back to the backend. */
+static void round_sync(SwarmNode* n, int round, RoundRecord* rec) {
+    if (!n->sync || !weight_sync_due(&n->sw.sync, round)) return;
+    Model* m = n->policy;
+    m->backend->download(m);
+    SyncStats st;
+    sync_step_allreduce(n->sync, n->comm, n->sw.seed, n->rank, n->n_nodes, m->params_memory, &st);
+    m->backend->upload(m);
+    rec->m[RM_SYNC_PEERS] = st.peers;
+    rec->m[RM_SYNC_AGE] = st.age;
+    rec->m[RM_BYTES_SENT] += st.bytes_sent;
+    rec->m[RM_BYTES_RECEIVED] += st.bytes_received;
+}
+
 static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
     rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->codec, &n->set.gen, &n->eval, &rng, rec->eval_by_task, NULL);
@@ -513,6 +531,12 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_T_TRAIN] = s.t3 - s.t2;
     mem_private_sample();
     node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
+
+    /* ---- sync: every sync.every rounds, the outer step on the swarm's weights (counted in t_exchange) ---- */
+    double t_sync = clock_now();
+    round_sync(n, round, rec);
+    rec->m[RM_T_EXCHANGE] += clock_now() - t_sync;
+    s.t3 += clock_now() - t_sync;
 
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds (and, with
      * run.eval_first, the initial policy in round 0's row: evaluated before it trains, above) ---- */

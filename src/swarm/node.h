@@ -21,6 +21,7 @@
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 #include "swarm/transport.h"
+#include "swarm/weight_sync.h"
 
 typedef struct {
     int rank, n_nodes;
@@ -38,6 +39,7 @@ typedef struct {
     Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (transport.h) */
     char exchange_info[192]; /* which transport and why, for the run log */
     Netem* netem;
+    WeightSync* sync;       /* sync.method's outer state (weight_sync.h); NULL with none */
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
     ModelCapacity cap;      /* what the policy (and ref) allocate: node_model_capacity */
     int max_prompts;        /* prompts generated for at once: max(I, eval_questions) */

@@ -1,0 +1,102 @@
+"""Weight synchronisation (sync.method, docs/SYNC.md) in real swarms over net.transport = allgather.
+
+- Without sync the nodes train apart: their weights_digest differ after a round that trained.
+- DiLoCo with H = 1, outer_lr 1 and momentum 0 is plain weight averaging: after every outer
+  step every node holds the same weights, bit for bit (equal weights_digest), and
+  sync_peers counts every other node, sync_age 0, bytes_sent the pseudo-gradients too.
+- With H = 3 the nodes agree exactly on rounds 2, 5, ... and differ between them.
+- NoLoCo with groups of 2 every 2 rounds: sync_peers is group - 1 on its outer steps, 0 between.
+- A run killed with SIGKILL and resumed equals an uninterrupted run (the outer state is in
+  the checkpoint), for both methods; and a checkpoint without it is refused.
+- Config errors: another transport, nodes of different shapes, sync.group above the swarm.
+"""
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import BASE, CALENDAR, ENV, NP, SAPO, column, mpirun
+from test_resume import kill_one_rank
+
+ARGS = [a for a in BASE if not a.startswith(("swarm.rounds=", "tasks.names="))] + CALENDAR + \
+    ["net.transport=allgather", "swarm.rounds=6", "sampling.filter=none"]
+
+
+def run(tmp_path, name, extra, init):
+    out = tmp_path / name
+    mpirun(ARGS + [f"model.init={init}", "--out", str(out), "--quiet"] + list(extra))
+    assert (out / "DONE").exists()
+    return out
+
+
+def digests(out):
+    """(node, round) weights_digest."""
+    return np.array([column(out, k, "weights_digest") for k in range(NP)])
+
+
+def test_without_sync_nodes_drift_apart(tmp_path, calendar_warmup):
+    d = digests(run(tmp_path, "none", [], calendar_warmup))
+    assert (d[:, -1] != d[0, -1]).any(), "every node ended with the same weights without any sync"
+
+
+def test_diloco_h1_is_weight_averaging(tmp_path, calendar_warmup):
+    out = run(tmp_path, "h1", ["sync.method=diloco", "sync.every=1", "sync.outer_lr=1", "sync.outer_momentum=0"],
+              calendar_warmup)
+    d = digests(out)
+    assert (d == d[0]).all(), f"nodes differ after an outer step:\n{d}"
+    assert len(set(d[0])) > 1, "the weights never moved: nothing was trained"
+    none = run(tmp_path, "none", [], calendar_warmup)
+    # round 0 shares the same rollouts with and without sync (the outer step comes after them):
+    # the difference is the pseudo-gradient, 4 bytes a parameter, to each of the NP - 1 peers
+    extra = [column(out, k, "bytes_sent")[0] - column(none, k, "bytes_sent")[0] for k in range(NP)]
+    assert extra[0] > 0 and extra[0] % (4 * (NP - 1)) == 0 and extra == [extra[0]] * NP, extra
+    for k in range(NP):
+        assert (column(out, k, "sync_peers") == NP - 1).all()
+        assert (column(out, k, "sync_age") == 0).all()
+
+
+def test_diloco_every_3_agrees_on_outer_steps_only(tmp_path, calendar_warmup):
+    out = run(tmp_path, "h3", ["sync.method=diloco", "sync.every=3", "sync.outer_lr=1", "sync.outer_momentum=0"],
+              calendar_warmup)
+    d = digests(out)
+    for r in range(6):
+        same = (d[:, r] == d[0, r]).all()
+        assert same == (r % 3 == 2), f"round {r}: nodes {'agree' if same else 'differ'}:\n{d}"
+        peers = column(out, 0, "sync_peers")[r]
+        assert peers == (NP - 1 if r % 3 == 2 else 0)
+        assert np.isnan(column(out, 0, "sync_age")[r]) == (r % 3 != 2)
+
+
+def test_noloco_groups(tmp_path, calendar_warmup):
+    out = run(tmp_path, "noloco", ["sync.method=noloco", "sync.every=2", "sync.group=2", "sync.pull=0.5",
+                                   "sync.outer_lr=0.7", "sync.outer_momentum=0.3"], calendar_warmup)
+    for k in range(NP):
+        assert list(column(out, k, "sync_peers")) == [0, 1, 0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("method", ["diloco", "noloco"])
+def test_killed_run_resumes_bit_for_bit(tmp_path, calendar_warmup, method):
+    extra = [f"sync.method={method}", "sync.every=2", "sync.outer_momentum=0.5", "swarm.rounds=60",
+             "run.checkpoint_every=3", "sync.pull=0.3"]
+    straight = run(tmp_path, "straight", extra, calendar_warmup)
+    out = tmp_path / "killed"
+    kill_one_rank(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(NP), SAPO, "run"] + ARGS + extra +
+                  [f"model.init={calendar_warmup}", "--out", str(out), "--quiet"], out)
+    mpirun(["--resume", str(out), "--quiet"], timeout=300)
+    assert (out / "DONE").exists()
+    for k in range(NP):
+        for c in ("weights_digest", "reward_own", "grad_norm", "sync_peers", "bytes_sent"):
+            x, y = column(straight, k, c), column(out, k, c)
+            assert x.tobytes() == y.tobytes(), (k, c, x, y)
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["sync.method=diloco", "net.transport=p2p"], "net.transport = allgather"),
+    (["sync.method=noloco", "node.2.model.d_model=64"], "one shape"),
+    (["sync.method=noloco", "sync.group=5"], "sync.group = 5 exceeds"),
+])
+def test_refused(tmp_path, extra, message):
+    p = mpirun(ARGS + ["--out", str(tmp_path / "x"), "--quiet"] + extra, check=False)
+    assert p.returncode != 0
+    assert message in p.stdout + p.stderr, p.stdout + p.stderr
+    assert not (tmp_path / "x").exists()
