@@ -48,7 +48,9 @@ struct P2P {
     int* n_due;
     int* n_offline; /* messages arriving in each round while this node is offline (never sent) */
     int bandwidth;      /* net.bandwidth > 0: the virtual clock's due lists are netem's lower bounds */
-    double link_free;   /* bandwidth: when this node's link has sent everything posted so far */
+    double own_link;    /* bandwidth: when this node's link has sent everything posted so far */
+    double* link_free;  /* own_link, or the one of the channel this one shares its link with */
+    int ch, every;      /* the netem channel; messages go out in rounds r with (r + 1) % every == 0 */
     /* wall clock, and the virtual clock's received messages that the bandwidth makes later */
     HeldMessage* held;
     int n_held, cap_held;
@@ -56,8 +58,16 @@ struct P2P {
     int first_round;    /* the first round this process runs: 0, or the checkpoint's on resume */
 };
 
-P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
+P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) { return p2p_create_channel(comm, ne, rank, 0, 1, NULL); }
+
+/* Whether the channel sends in round r. */
+static int sends_in(const P2P* p, int r) { return (r + 1) % p->every == 0; }
+
+P2P* p2p_create_channel(MPI_Comm comm, const Netem* ne, int rank, int ch, int every, P2P* link_of) {
     P2P* p = callocCheck(1, sizeof *p);
+    p->ch = ch;
+    p->every = every > 0 ? every : 1;
+    p->link_free = link_of ? link_of->link_free : &p->own_link;
     p->comm = comm;
     p->ne = ne;
     p->rank = rank;
@@ -75,7 +85,8 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     for (int s = 0; s < p->n && !ne->net.wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
-            int at = netem_arrival_round(ne, s, rank, r);
+            if (!sends_in(p, r)) continue;
+            int at = netem_arrival_round_ch(ne, ch, s, rank, r);
             if (at < 0) continue;
             /* with bandwidth `at` is a lower bound: the receiver takes the message off the
              * network then and learns from its time and size when it is used (p2p_receive) */
@@ -146,8 +157,8 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     double now = MPI_Wtime();
     if (p->bandwidth) { /* the link starts this round's copies once it has sent the earlier ones */
         double t = p->ne->net.wall_clock ? now : (round + 1) * p->ne->slowdown[p->rank];
-        now = t > p->link_free ? t : p->link_free;
-        p->link_free = now + netem_link_busy(p->ne, p->rank, round, len);
+        now = t > *p->link_free ? t : *p->link_free;
+        *p->link_free = now + netem_link_busy(p->ne, p->rank, round, len);
     }
     memcpy(m->buf, &now, TIME_PREFIX);
     memcpy(m->buf + TIME_PREFIX, buf, len);
@@ -156,9 +167,9 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     m->last_delivery = round;
     for (int d = 0; d < p->n; d++) {
         if (d == p->rank || !netem_targets(p->ne, p->rank, d, round)) continue;
-        int at = p->ne->net.wall_clock ? (netem_sends(p->ne, p->rank, d, round) ? round : -1)
-                 : p->bandwidth        ? netem_arrival_round(p->ne, p->rank, d, round)
-                                       : netem_delivery_round(p->ne, p->rank, d, round);
+        int at = p->ne->net.wall_clock ? (netem_sends_ch(p->ne, p->ch, p->rank, d, round) ? round : -1)
+                 : p->bandwidth        ? netem_arrival_round_ch(p->ne, p->ch, p->rank, d, round)
+                                       : netem_delivery_round_ch(p->ne, p->ch, p->rank, d, round);
         if (at < 0) {
             st.dropped++;
             continue;
@@ -230,7 +241,8 @@ static void hold(P2P* p, HeldMessage h) {
  * copy to this node has left the sender's link (the wire's time, the round's start on the
  * link) plus netem's delay. */
 static double arrival_time(const P2P* p, int sender, int round, double start, size_t len) {
-    return netem_link_done(p->ne, sender, p->rank, round, start, len) + netem_delay(p->ne, sender, p->rank, round);
+    return netem_link_done(p->ne, sender, p->rank, round, start, len) +
+           netem_delay_ch(p->ne, p->ch, sender, p->rank, round);
 }
 
 /* Virtual clock with bandwidth: what was held for `round` goes to the inbox (or, offline, is
@@ -317,7 +329,8 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
 static long wall_expected(const P2P* p, int end_round) {
     long n = 0;
     for (int s = 0; s < p->n; s++)
-        for (int r = p->first_round; r < end_round && s != p->rank; r++) n += netem_sends(p->ne, s, p->rank, r);
+        for (int r = p->first_round; r < end_round && s != p->rank; r++)
+            n += sends_in(p, r) && netem_sends_ch(p->ne, p->ch, s, p->rank, r);
     return n;
 }
 
@@ -376,7 +389,7 @@ int p2p_save_in_flight(P2P* p, int round, FILE* f) {
     if (!p->bandwidth) return 0;
     /* bandwidth: the link's state and the virtual clock's received messages still held */
     int held = p->ne->net.wall_clock ? 0 : p->n_held;
-    if (fwrite(&p->link_free, sizeof p->link_free, 1, f) != 1 || fwrite(&held, sizeof held, 1, f) != 1) return -1;
+    if (fwrite(p->link_free, sizeof *p->link_free, 1, f) != 1 || fwrite(&held, sizeof held, 1, f) != 1) return -1;
     for (int i = 0; i < held; i++) {
         const HeldMessage* h = &p->held[i];
         int32_t head[3] = {h->sender, h->round, h->use_round};
@@ -411,9 +424,9 @@ int p2p_load_in_flight(P2P* p, int round, FILE* f) {
     }
     if (!p->bandwidth) return 0;
     int held = 0;
-    if (fread(&p->link_free, sizeof p->link_free, 1, f) != 1 || fread(&held, sizeof held, 1, f) != 1 || held < 0)
+    if (fread(p->link_free, sizeof *p->link_free, 1, f) != 1 || fread(&held, sizeof held, 1, f) != 1 || held < 0)
         return -1;
-    if (p->ne->net.wall_clock) p->link_free = 0.0; /* another process's MPI_Wtime */
+    if (p->ne->net.wall_clock) *p->link_free = 0.0; /* another process's MPI_Wtime */
     for (int i = 0; i < held; i++) {
         int32_t head[3];
         uint64_t len;

@@ -57,6 +57,17 @@ int netem_arrival_round(const Netem* ne, int s, int d, int round);
  * is never used (not sent, the receiver offline in that round, or after the last round). */
 int netem_delivery_round(const Netem* ne, int s, int d, int round);
 
+/* Channels: the same decisions for another kind of message between the same nodes (channel
+ * 0 is the rollouts', what the functions above answer; 1 the weights' of sync.method). Churn
+ * and fan-out are the node's and its round's, shared by every channel; loss and delay are
+ * drawn for each channel from streams of its own. */
+enum { NETEM_CH_ROLLOUTS = 0, NETEM_CH_WEIGHTS = 1 };
+int netem_dropped_ch(const Netem* ne, int ch, int s, int d, int round);
+double netem_delay_ch(const Netem* ne, int ch, int s, int d, int round);
+int netem_sends_ch(const Netem* ne, int ch, int s, int d, int round);
+int netem_arrival_round_ch(const Netem* ne, int ch, int s, int d, int round);
+int netem_delivery_round_ch(const Netem* ne, int ch, int s, int d, int round);
+
 /* Bandwidth (net.bandwidth > 0). A sender's link carries one copy at a time: the copies of its
  * round-r message go out one after another, in peer order, each copy to a picked peer (a lost
  * one too: loss happens on the way) taking bytes / bandwidth, after whatever the link still

@@ -68,6 +68,8 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
     n->slowdown = n->netem->slowdown[rank];
     n->transport = transport_select(n->sw.net.transport, comm, n->netem, rank, n->exchange_info,
                                     sizeof n->exchange_info);
+    if (n->sw.sync.method != SYNC_NONE && transport_p2p(n->transport))
+        n->sync_p2p = sync_p2p_create(comm, n->netem, rank, &n->sw.sync, transport_p2p(n->transport));
     GPTConfig g = n->set.model;
     const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
@@ -111,6 +113,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
 
 void node_free(SwarmNode* n) {
     if (!n) return;
+    sync_p2p_free(n->sync_p2p); /* before the transport whose link it shares, and netem */
     transport_free(n->transport);
     netem_free(n->netem);
     weight_sync_free(n->sync);
@@ -130,7 +133,10 @@ void node_free(SwarmNode* n) {
     free(n);
 }
 
-void node_finish(SwarmNode* n, int end_round) { transport_finish(n->transport, end_round); }
+void node_finish(SwarmNode* n, int end_round) {
+    transport_finish(n->transport, end_round);
+    if (n->sync_p2p) sync_p2p_finish(n->sync_p2p, end_round);
+}
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:
  * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL.
@@ -473,14 +479,21 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
 /* The outer step of weight synchronisation, every sync.every rounds: the weights on the host,
  * the swarm's (or group's) mean contribution, the new outer weights back to the backend. */
 static void round_sync(SwarmNode* n, int round, RoundRecord* rec) {
-    if (!n->sync || !weight_sync_due(&n->sw.sync, round)) return;
+    int step = n->sync && weight_sync_due(&n->sw.sync, round);
+    if (!step && !n->sync_p2p) return; /* p2p takes the weight messages due every round */
     Model* m = n->policy;
-    m->backend->download(m);
+    if (step) m->backend->download(m);
     SyncStats st;
-    sync_step_allreduce(n->sync, n->comm, n->sw.seed, n->rank, n->n_nodes, m->params_memory, &st);
-    m->backend->upload(m);
+    if (n->sync_p2p)
+        sync_step_p2p(n->sync_p2p, n->sync, n->sw.seed, (int)n->set.fault, n->rank, n->n_nodes, round,
+                      m->params_memory, &st);
+    else
+        sync_step_allreduce(n->sync, n->comm, n->sw.seed, n->rank, n->n_nodes, m->params_memory, &st);
+    if (step) m->backend->upload(m);
     rec->m[RM_SYNC_PEERS] = st.peers;
-    rec->m[RM_SYNC_AGE] = st.age;
+    rec->m[RM_SYNC_AGE] = step ? st.age : NAN;
+    rec->m[RM_SYNC_DROPPED] = st.dropped;
+    rec->m[RM_SYNC_REJECTED] = st.rejected;
     rec->m[RM_BYTES_SENT] += st.bytes_sent;
     rec->m[RM_BYTES_RECEIVED] += st.bytes_received;
 }

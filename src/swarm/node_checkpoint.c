@@ -15,6 +15,7 @@
 #include "io/atomic_file.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
+#include "swarm/sync_exchange.h"
 
 #define STATE_MAGIC "SAPOSTAT"
 #define STATE_VERSION 1u
@@ -39,6 +40,7 @@ int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, con
              fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
     if (ok) ok = transport_save_in_flight(n->transport, rounds_done, f) == 0;
     if (ok && n->sync) ok = weight_sync_save(n->sync, f) == 0;
+    if (ok && n->sync_p2p) ok = sync_p2p_save(n->sync_p2p, rounds_done, f) == 0;
     return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
 }
 
@@ -86,7 +88,8 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
     FILE* f = state_open(state, n->rank, rounds_done, totals, n_totals, err, errlen);
     if (!f) return -1;
     int ok = transport_load_in_flight(n->transport, rounds_done, f) == 0;
-    int sync_ok = !ok || !n->sync || weight_sync_load(n->sync, f) == 0;
+    int sync_ok = !ok || !n->sync ||
+                  (weight_sync_load(n->sync, f) == 0 && (!n->sync_p2p || sync_p2p_load(n->sync_p2p, rounds_done, f) == 0));
     fclose(f);
     if (!ok) return set_error(err, errlen, "%s: the messages in flight are truncated or malformed", state);
     if (!sync_ok) return set_error(err, errlen, "%s: the outer state of sync.method is missing, truncated or of another shape", state);

@@ -64,11 +64,6 @@ static int sync_config_check(const RunSettings* rs, char* err, size_t errlen) {
     const SyncSettings* s = &rs->sw.sync;
     if (s->method == SYNC_NONE) return 0;
     const char* name = s->method == SYNC_DILOCO ? "diloco" : "noloco";
-    if (rs->sw.net.transport != NET_TRANSPORT_ALLGATHER)
-        return set_error(err, errlen,
-                         "sync.method = %s runs over net.transport = allgather only in this version (weights as p2p "
-                         "messages are not built yet): set net.transport = allgather",
-                         name);
     if (s->method == SYNC_NOLOCO && s->group > rs->n_nodes)
         return set_error(err, errlen, "sync.group = %d exceeds the swarm's %d nodes", s->group, rs->n_nodes);
     const GPTConfig* g0 = &rs->node[0].model;
@@ -222,6 +217,8 @@ NodeMemoryTerms node_memory_terms(const SwarmSettings* sw, const NodeSettings* n
     t.process = NODE_PROCESS_BYTES;
     t.shared = n_nodes > 1 ? NODE_MPI_SHARED_BYTES : 0;
     t.sync = weight_sync_memory_bytes(&sw->sync, P);
+    if (sw->net.transport == NET_TRANSPORT_P2P) /* p2p: a sent weight message and one kept per sender */
+        t.sync += 4.0 * (1 + senders) * (double)weight_sync_payload(&sw->sync, (size_t)P);
     t.private_total = t.policy + t.reference + t.round + t.peers + t.sync + t.process;
     return t;
 }

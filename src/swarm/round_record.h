@@ -47,7 +47,9 @@
     X(TRAIN_IN_EVAL, "train_in_eval", "own questions asked this round that the held-out set also asks (0 with tasks.exclude_eval, which draws them again)") \
     X(EVAL_PASS1, "eval_pass1", "pass@1 on the fixed held-out set (run.eval_questions from run.eval_seed); NaN when not evaluated") \
     X(SYNC_PEERS, "sync_peers", "other nodes whose weights entered this round's outer step (sync.method); 0 without one") \
-    X(SYNC_AGE, "sync_age", "rounds since the stalest of those weights was computed (0: synchronous); NaN without an outer step")
+    X(SYNC_AGE, "sync_age", "rounds since the stalest of those weights was computed (0: synchronous); NaN without an outer step") \
+    X(SYNC_DROPPED, "sync_dropped", "weight messages this node did not send (net.transport = p2p): lost by netem or to an offline peer") \
+    X(SYNC_REJECTED, "sync_rejected", "received weight messages that failed to decode (shape, count, a value not finite, checksum), dropped")
 
 #define ROUND_METRIC_ENUM(id, name, help) RM_##id,
 typedef enum { ROUND_METRICS(ROUND_METRIC_ENUM) RM_COUNT } RoundMetric;

@@ -8,7 +8,12 @@
 - NoLoCo with groups of 2 every 2 rounds: sync_peers is group - 1 on its outer steps, 0 between.
 - A run killed with SIGKILL and resumed equals an uninterrupted run (the outer state is in
   the checkpoint), for both methods; and a checkpoint without it is refused.
-- Config errors: another transport, nodes of different shapes, sync.group above the swarm.
+- Over net.transport = p2p (weight messages through netem): with loss, a dropped weight message
+  is counted by its sender (sync_dropped) and left out of its receiver's average (sync_peers;
+  two nodes hold the same weights after a step exactly when neither message was lost); with
+  latency the average takes the contributions of the round before (sync_age 1); a node sending
+  garbage has its weight messages rejected and counted (sync_rejected), never averaged.
+- Config errors: nodes of different shapes, sync.group above the swarm.
 """
 import subprocess
 
@@ -74,10 +79,56 @@ def test_noloco_groups(tmp_path, calendar_warmup):
         assert list(column(out, k, "sync_peers")) == [0, 1, 0, 1, 0, 1]
 
 
-@pytest.mark.parametrize("method", ["diloco", "noloco"])
-def test_killed_run_resumes_bit_for_bit(tmp_path, calendar_warmup, method):
+AVERAGE = ["sync.method=diloco", "sync.every=1", "sync.outer_lr=1", "sync.outer_momentum=0"]
+
+
+def test_p2p_lost_weight_messages_are_counted_and_left_out(tmp_path, calendar_warmup):
+    # two nodes averaging every round (H = 1, eta 1, mu 0): while every weight message arrives
+    # both hold the mean of their weights, the same bits; the first lost one is left out of its
+    # receiver's average, which then keeps its own weights: the two differ from then on (their
+    # outer weights differ, so later full exchanges no longer make them equal)
+    out = tmp_path / "lossy"
+    mpirun(ARGS + AVERAGE + ["net.transport=p2p", "net.drop=0.3", "swarm.seed=7", "swarm.rounds=12",
+                             f"model.init={calendar_warmup}", "--out", str(out), "--quiet"], np_=2)
+    peers = [column(out, k, "sync_peers") for k in range(2)]
+    dropped = [column(out, k, "sync_dropped") for k in range(2)]
+    digest = [column(out, k, "weights_digest") for k in range(2)]
+    full_so_far = True
+    for r in range(12):
+        for d in range(2):
+            assert peers[d][r] == 1 - dropped[1 - d][r], (r, d, peers, dropped)
+        full_so_far = full_so_far and peers[0][r] == 1 and peers[1][r] == 1
+        assert (digest[0][r] == digest[1][r]) == full_so_far, (r, peers, digest)
+    lost = sum(dropped[0]) + sum(dropped[1])
+    assert 0 < lost < 24, dropped
+    assert (peers[0][:5] == 1).all() and (peers[1][:5] == 1).all(), "pick a seed whose first rounds lose nothing"
+
+
+def test_p2p_latency_makes_the_average_stale(tmp_path, calendar_warmup):
+    out = run(tmp_path, "late", AVERAGE + ["net.transport=p2p", "net.latency=1"], calendar_warmup)
+    for k in range(NP):
+        assert list(column(out, k, "sync_peers")) == [0] + [NP - 1] * 5
+        assert np.isnan(column(out, k, "sync_age")[0]) == False  # an outer step with no peer: age 0
+        assert list(column(out, k, "sync_age")[1:]) == [1] * 5
+
+
+def test_p2p_garbage_weights_are_rejected(tmp_path, calendar_warmup):
+    out = run(tmp_path, "garbage", AVERAGE + ["net.transport=p2p", "node.1.net.fault=garbage"], calendar_warmup)
+    for k in range(NP):
+        if k == 1:
+            continue
+        assert (column(out, k, "sync_rejected") == 1).all(), column(out, k, "sync_rejected")
+        assert (column(out, k, "sync_peers") == NP - 2).all()
+    d = digests(out)
+    assert (d[0] == d[2]).all() and (d[0] == d[3]).all() and (d[0] != d[1]).any()
+
+
+@pytest.mark.parametrize("method,net", [("diloco", ["net.transport=allgather"]), ("noloco", ["net.transport=allgather"]),
+                                        ("diloco", ["net.transport=p2p", "net.latency=1.5", "net.drop=0.2",
+                                                    "net.bandwidth=20000"])])
+def test_killed_run_resumes_bit_for_bit(tmp_path, calendar_warmup, method, net):
     extra = [f"sync.method={method}", "sync.every=2", "sync.outer_momentum=0.5", "swarm.rounds=60",
-             "run.checkpoint_every=3", "sync.pull=0.3"]
+             "run.checkpoint_every=3", "sync.pull=0.3"] + net
     straight = run(tmp_path, "straight", extra, calendar_warmup)
     out = tmp_path / "killed"
     kill_one_rank(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(NP), SAPO, "run"] + ARGS + extra +
@@ -91,7 +142,6 @@ def test_killed_run_resumes_bit_for_bit(tmp_path, calendar_warmup, method):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["sync.method=diloco", "net.transport=p2p"], "net.transport = allgather"),
     (["sync.method=noloco", "node.2.model.d_model=64"], "one shape"),
     (["sync.method=noloco", "sync.group=5"], "sync.group = 5 exceeds"),
 ])
