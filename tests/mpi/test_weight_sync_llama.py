@@ -3,7 +3,7 @@ Llama directory (hidden 32, 2 layers, the byte-level BPE tokenizer of tests/refe
 written here with numpy alone, a 3-node swarm with DiLoCo at H = 1, outer_lr 1, momentum 0:
 after every outer step every node holds the same weights (equal weights_digest), as with the
 byte-level GPT (test_weight_sync.py); without sync they differ (node 1 steps at another
-learning rate)."""
+learning rate). A swarm of both families is refused with sync on."""
 import json
 import os
 import struct
@@ -77,3 +77,13 @@ def test_llama_nodes_average_their_weights(tmp_path):
     h1 = runs["h1"]
     assert (h1 == h1[0]).all(), h1
     assert len(set(h1[0])) > 1, "the weights never moved"
+
+
+def test_mixed_family_swarm_is_refused(tmp_path):
+    d = write_llama(str(tmp_path / "tiny-llama"))
+    out = tmp_path / "mixed"
+    p = mpirun(ARGS + [f"model.hf_dir={d}", "node.1.model.family=byte_gpt", "sync.method=diloco", "--out", str(out),
+                       "--quiet"], np_=3, check=False)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "one model family: node 0 is llama, node 1 is byte_gpt" in p.stdout + p.stderr, p.stdout + p.stderr
+    assert not out.exists()
