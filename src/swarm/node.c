@@ -1,6 +1,6 @@
 /* One swarm node and its SAPO round (see node.h): node_round runs the round as a
  * sequence of stages over one RoundState, each a function below in the order it runs:
- * ask, generate and score, share, collect and verify, select, train, evaluate. */
+ * ask, generate and score, share, collect and verify, select, train, sync (sync.method), evaluate. */
 #include "swarm/node.h"
 
 #include <math.h>
@@ -473,9 +473,6 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     pool_clear(&n->pool);
 }
 
-/* evaluate: pass@1 on the fixed held-out set: one answer per question, sampled with the
- * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
- * into rec. */
 /* The outer step of weight synchronisation, every sync.every rounds: the weights on the host,
  * the swarm's (or group's) mean contribution, the new outer weights back to the backend. */
 static void round_sync(SwarmNode* n, int round, RoundRecord* rec) {
@@ -498,6 +495,9 @@ static void round_sync(SwarmNode* n, int round, RoundRecord* rec) {
     rec->m[RM_BYTES_RECEIVED] += st.bytes_received;
 }
 
+/* evaluate: pass@1 on the fixed held-out set: one answer per question, sampled with the
+ * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
+ * into rec. */
 static void round_evaluate(SwarmNode* n, int round, RoundRecord* rec) {
     RngStream rng = rng_stream(n->sw.seed, (uint32_t)n->rank, (uint32_t)round, RNG_EVAL);
     rec->m[RM_EVAL_PASS1] = evaluation_run(n->policy, &n->codec, &n->set.gen, &n->eval, &rng, rec->eval_by_task, NULL);

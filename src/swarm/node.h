@@ -1,7 +1,8 @@
 /* One swarm node (one MPI rank): its policy, tasks, settings and the SAPO round:
  * ask I questions, generate L completions each, score them, share every group, verify what
  * peers shared, draw J external groups from the filtered pool, take a GRPO step on the
- * I + J groups, evaluate now and then, and fill a RoundRecord. */
+ * I + J groups, with sync.method every sync.every rounds an outer step on its weights
+ * (docs/SYNC.md), evaluate now and then, and fill a RoundRecord. */
 #ifndef SAPO_SWARM_NODE_H
 #define SAPO_SWARM_NODE_H
 
