@@ -158,7 +158,7 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     if (p->bandwidth) { /* the link starts this round's copies once it has sent the earlier ones */
         double t = p->ne->net.wall_clock ? now : (round + 1) * p->ne->slowdown[p->rank];
         now = t > *p->link_free ? t : *p->link_free;
-        *p->link_free = now + netem_link_busy(p->ne, p->rank, round, len);
+        *p->link_free = now + netem_link_busy(p->ne, p->ch, p->rank, round, len);
     }
     memcpy(m->buf, &now, TIME_PREFIX);
     memcpy(m->buf + TIME_PREFIX, buf, len);
@@ -166,7 +166,7 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     m->delivery = mallocCheck(sizeof(int) * p->n);
     m->last_delivery = round;
     for (int d = 0; d < p->n; d++) {
-        if (d == p->rank || !netem_targets(p->ne, p->rank, d, round)) continue;
+        if (d == p->rank || !netem_targets_ch(p->ne, p->ch, p->rank, d, round)) continue;
         int at = p->ne->net.wall_clock ? (netem_sends_ch(p->ne, p->ch, p->rank, d, round) ? round : -1)
                  : p->bandwidth        ? netem_arrival_round_ch(p->ne, p->ch, p->rank, d, round)
                                        : netem_delivery_round_ch(p->ne, p->ch, p->rank, d, round);
@@ -241,7 +241,7 @@ static void hold(P2P* p, HeldMessage h) {
  * copy to this node has left the sender's link (the wire's time, the round's start on the
  * link) plus netem's delay. */
 static double arrival_time(const P2P* p, int sender, int round, double start, size_t len) {
-    return netem_link_done(p->ne, sender, p->rank, round, start, len) +
+    return netem_link_done(p->ne, p->ch, sender, p->rank, round, start, len) +
            netem_delay_ch(p->ne, p->ch, sender, p->rank, round);
 }
 

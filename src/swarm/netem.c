@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "swarm/weight_sync.h" /* weight_sync_group: NoLoCo's groups */
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 
@@ -80,6 +81,22 @@ int netem_targets(const Netem* ne, int s, int d, int round) {
     return picked;
 }
 
+void netem_set_weight_groups(Netem* ne, int group, int every) {
+    ne->weight_group = group;
+    ne->weight_every = every > 0 ? every : 1;
+}
+
+int netem_targets_ch(const Netem* ne, int ch, int s, int d, int round) {
+    if (ch != NETEM_CH_WEIGHTS || ne->weight_group <= 0) return netem_targets(ne, s, d, round);
+    if (s == d) return 0;
+    int* members = mallocCheck(sizeof(int) * ne->n_nodes);
+    int g = weight_sync_group(ne->seed, ne->n_nodes, ne->weight_group, (round + 1) / ne->weight_every - 1, s, members);
+    int in = 0;
+    for (int i = 0; i < g; i++) in |= members[i] == d;
+    free(members);
+    return in;
+}
+
 int netem_dropped(const Netem* ne, int s, int d, int round) { return netem_dropped_ch(ne, 0, s, d, round); }
 
 int netem_dropped_ch(const Netem* ne, int ch, int s, int d, int round) {
@@ -106,7 +123,7 @@ double netem_delay_ch(const Netem* ne, int ch, int s, int d, int round) {
 int netem_sends(const Netem* ne, int s, int d, int round) { return netem_sends_ch(ne, 0, s, d, round); }
 
 int netem_sends_ch(const Netem* ne, int ch, int s, int d, int round) {
-    return !netem_offline(ne, s, round) && netem_targets(ne, s, d, round) && !netem_dropped_ch(ne, ch, s, d, round);
+    return !netem_offline(ne, s, round) && netem_targets_ch(ne, ch, s, d, round) && !netem_dropped_ch(ne, ch, s, d, round);
 }
 
 int netem_round_at(const Netem* ne, int d, double t) {
@@ -124,17 +141,17 @@ int netem_arrival_round_ch(const Netem* ne, int ch, int s, int d, int round) {
     return netem_round_at(ne, d, (round + 1) * ne->slowdown[s] + netem_delay_ch(ne, ch, s, d, round));
 }
 
-double netem_link_done(const Netem* ne, int s, int d, int round, double start, size_t bytes) {
+double netem_link_done(const Netem* ne, int ch, int s, int d, int round, double start, size_t bytes) {
     if (ne->net.bandwidth <= 0.0) return start;
     int ahead = 0; /* copies that leave before d's: the picked peers below d */
-    for (int k = 0; k < d; k++) ahead += netem_targets(ne, s, k, round);
+    for (int k = 0; k < d; k++) ahead += netem_targets_ch(ne, ch, s, k, round);
     return start + (double)(ahead + 1) * ((double)bytes / ne->net.bandwidth);
 }
 
-double netem_link_busy(const Netem* ne, int s, int round, size_t bytes) {
+double netem_link_busy(const Netem* ne, int ch, int s, int round, size_t bytes) {
     if (ne->net.bandwidth <= 0.0) return 0.0;
     int copies = 0;
-    for (int k = 0; k < ne->n_nodes; k++) copies += netem_targets(ne, s, k, round);
+    for (int k = 0; k < ne->n_nodes; k++) copies += netem_targets_ch(ne, ch, s, k, round);
     return (double)copies * ((double)bytes / ne->net.bandwidth);
 }
 

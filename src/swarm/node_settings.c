@@ -127,6 +127,7 @@ Netem* run_settings_netem(const RunSettings* rs) {
     double* slowdown = mallocCheck(sizeof(double) * (size_t)rs->n_nodes);
     for (int k = 0; k < rs->n_nodes; k++) slowdown[k] = rs->node[k].slowdown;
     Netem* ne = netem_create(rs->sw.seed, rs->sw.rounds, &rs->sw.net, rs->n_nodes, slowdown);
+    if (rs->sw.sync.method == SYNC_NOLOCO) netem_set_weight_groups(ne, rs->sw.sync.group, rs->sw.sync.every);
     free(slowdown);
     return ne;
 }

@@ -5,7 +5,8 @@
  * numbers in the same reduction, so they leave it with the same bits.
  * Over net.transport = p2p each contribution is a weight message (weight_message.h) on netem's
  * weights channel, a p2p transport of its own (exchange_p2p.h) that shares the rollouts' link:
- * latency, loss, fan-out, churn, slowdown and bandwidth apply. Every round the node keeps the
+ * latency, loss, fan-out (NoLoCo: its group instead), churn, slowdown and bandwidth apply.
+ * Every round the node keeps the
  * freshest verified contribution of each sender; at its outer step it averages its own with
  * those that have arrived (NoLoCo: those of its group), so the mean can be stale or partial. */
 #ifndef SAPO_SWARM_SYNC_EXCHANGE_H

@@ -123,6 +123,24 @@ def test_p2p_garbage_weights_are_rejected(tmp_path, calendar_warmup):
     assert (d[0] == d[2]).all() and (d[0] == d[3]).all() and (d[0] != d[1]).any()
 
 
+def test_p2p_noloco_sends_to_its_group_only(tmp_path, calendar_warmup):
+    # round 0's rollouts are the same in every run (the outer step comes after them), so the
+    # extra bytes of round 0 are the weight messages: DiLoCo's (P floats) to the NP - 1 peers,
+    # NoLoCo's (P pseudo-gradients and P outer weights) to the one other member of its group
+    base = ["net.transport=p2p", "sync.every=1", "swarm.rounds=1"]
+    none = run(tmp_path, "none", base, calendar_warmup)
+    dil = run(tmp_path, "diloco", base + ["sync.method=diloco"], calendar_warmup)
+    nol = run(tmp_path, "noloco", base + ["sync.method=noloco", "sync.group=2"], calendar_warmup)
+    head = 56  # the weight message's header and checksum
+    for k in range(NP):
+        b0 = column(none, k, "bytes_sent")[0]
+        extra_d, extra_n = column(dil, k, "bytes_sent")[0] - b0, column(nol, k, "bytes_sent")[0] - b0
+        P = (extra_d / (NP - 1) - head) / 4
+        assert P == int(P) and P > 1000, (extra_d, P)
+        assert extra_n == head + 8 * P, f"node {k}: NoLoCo sent {extra_n} weight bytes, not one copy of {head + 8 * P}"
+        assert column(nol, k, "sync_peers")[0] == 1 and column(nol, k, "sync_dropped")[0] == 0
+
+
 def test_p2p_replay_is_bit_identical(tmp_path, calendar_warmup):
     # the virtual clock with latency, loss, churn, fan-out, regions, a slower node and bandwidth
     net = ["sync.method=noloco", "sync.every=2", "sync.group=2", "sync.pull=0.5", "net.transport=p2p",
