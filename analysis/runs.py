@@ -126,7 +126,7 @@ def _read_node(path, h5py):
                     continue
                 if d.ndim != 1:
                     continue
-                data[k] = np.asarray(d[:n], dtype=np.float64 if k != "round" else np.int64)
+                data[k] = np.asarray(d[:n], dtype=np.int64 if k in ("round", "weights_digest") else np.float64)
             tasks = np.asarray(f["reward_by_task"][:n], dtype=np.float64) if "reward_by_task" in f else np.zeros((n, 0))
             labels = _labels(f["reward_by_task"].attrs.get("labels", [])) if "reward_by_task" in f else []
             evals = _by_task(f, EVAL_BY_TASK, n)

@@ -63,6 +63,10 @@ typedef enum { TRAIN_TEMPERATURE_VALUES(CONFIG_ENUM_CONSTANT) } TrainTemperature
 #define FORMAT_DECOY_VALUES(X) X(FORMAT_DECOY_SAME_TASK, "same_task") X(FORMAT_DECOY_OTHER_TASK, "other_task")
 typedef enum { FORMAT_DECOY_VALUES(CONFIG_ENUM_CONSTANT) } FormatDecoy;
 
+/* sync.method: weight synchronisation beside the shared rollouts (swarm/weight_sync.h) */
+#define SYNC_METHOD_VALUES(X) X(SYNC_NONE, "none") X(SYNC_DILOCO, "diloco") X(SYNC_NOLOCO, "noloco")
+typedef enum { SYNC_METHOD_VALUES(CONFIG_ENUM_CONSTANT) } SyncMethod;
+
 /* Every key above with its list: config_enums_check walks this. */
 #define CONFIG_ENUM_KEYS(K)                                                                                     \
     K("model.backend", BACKEND_CHOICE_VALUES)                                                                  \
@@ -76,6 +80,7 @@ typedef enum { FORMAT_DECOY_VALUES(CONFIG_ENUM_CONSTANT) } FormatDecoy;
     K("grpo.external", EXTERNAL_WEIGHTING_VALUES)                                                              \
     K("grpo.local", LOCAL_WEIGHTING_VALUES)                                                                    \
     K("grpo.train_temperature", TRAIN_TEMPERATURE_VALUES)                                                      \
-    K("pretrain.format_decoy", FORMAT_DECOY_VALUES)
+    K("pretrain.format_decoy", FORMAT_DECOY_VALUES)                                                            \
+    K("sync.method", SYNC_METHOD_VALUES)
 
 #endif

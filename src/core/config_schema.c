@@ -96,11 +96,18 @@ const CfgField CONFIG_SCHEMA[] = {
     INT("net.fanout", "0", 0, CONFIG_MAX_NODES, GLOBAL, "peers each node sends to per round, drawn at random; 0 = all"),
     FLOAT_HI_OPEN("net.offline", "0", 0, 1, GLOBAL, "churn: long-run share of rounds a node is offline (sends and receives nothing)"),
     FLOAT("net.offline_len", "5", 1, 1e6, GLOBAL, "churn: mean length of an offline spell, in rounds"),
+    FLOAT("net.bandwidth", "0", 0, 1e15, GLOBAL, "bytes each node's link carries per round (clock = virtual) or per second (wall); a message's delay gains its size over it, queued behind the sender's earlier copies; 0 = unlimited"),
     FLOAT("net.slowdown", "1", 1, 1000, PER_NODE, "this node's round takes slowdown x as long (virtual time, or real sleep with clock = wall)"),
     ENUM("net.fault", "none", "none|garbage|truncate|lie|lie_logprobs", PER_NODE,
          "corrupt this node's outgoing messages (tests, adversarial nodes); lie_logprobs claims -1e30 for every behaviour log-prob"),
 
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
+    ENUM("sync.method", "none", "none|diloco|noloco", GLOBAL, "weight synchronisation beside the shared rollouts (docs/SYNC.md): none = rollouts only; diloco = every sync.every rounds an outer Nesterov step on the swarm's mean pseudo-gradient; noloco = the same within a random group of sync.group nodes, pulled toward the group's mean weights"),
+    INT("sync.every", "10", 1, 10000000, GLOBAL, "H: rounds (local GRPO steps) between outer steps"),
+    FLOAT("sync.outer_lr", "0.7", 0, 10, GLOBAL, "outer learning rate (DiLoCo's eta, NoLoCo's beta)"),
+    FLOAT_HI_OPEN("sync.outer_momentum", "0.9", 0, 1, GLOBAL, "outer momentum (DiLoCo's Nesterov mu, NoLoCo's alpha); 0 = none"),
+    INT("sync.group", "2", 1, CONFIG_MAX_NODES, GLOBAL, "noloco: nodes per averaging group, drawn at random each outer step from swarm.seed (the last group takes the remainder)"),
+    FLOAT("sync.pull", "0", 0, 10, GLOBAL, "noloco: gamma, the pull of a node's outer weights toward its group's mean outer weights"),
     ENUM("tasks.preset", "small", "paper|small|tiny", GLOBAL, "difficulty preset; paper = rl-swarm's settings"),
     STRING("tasks.names", "all", GLOBAL, "comma-separated task names, or all"),
     BOOL("tasks.exclude_eval", "false", GLOBAL,

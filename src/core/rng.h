@@ -17,6 +17,7 @@ typedef enum {
     RNG_DATA = 7,      /* supervised warm-up data */
     RNG_BUDGET = 8,    /* the items the budget check measures (src/swarm/budget_check.c) */
     RNG_EVAL_SET = 9,  /* the fixed held-out evaluation set (keyed by run.eval_seed, not swarm.seed) */
+    RNG_SYNC = 10,     /* NoLoCo's averaging groups (swarm/weight_sync.c) */
     RNG_TEST = 99,     /* tests and benchmarks */
 } RngPurpose;
 

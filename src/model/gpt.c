@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fnv1a.h"
 #include "core/rng.h"
 #include "model/det_math.h"
 #include "model/family.h"
@@ -228,6 +229,20 @@ int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen
     if (att > m->cap.max_att)
         return set_error(err, errlen, "%ld attention weights per layer: the model's capacity is %ld", att, m->cap.max_att);
     return 0;
+}
+
+uint64_t model_weights_digest(Model* m) {
+    m->backend->download(m);
+    uint64_t h = FNV1A_OFFSET;
+    size_t words = m->num_params / 2;
+    const unsigned char* p = (const unsigned char*)m->params_memory;
+    for (size_t i = 0; i < words; i++) {
+        uint64_t w;
+        memcpy(&w, p + 8 * i, 8);
+        h = (h ^ w) * FNV1A_PRIME;
+    }
+    if (m->num_params % 2) h = fnv1a_update(h, p + 8 * words, 4);
+    return h;
 }
 
 void model_free(Model* m) {

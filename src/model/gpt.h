@@ -200,6 +200,10 @@ struct Model {
     void* state;          /* the backend's activations and cache */
 };
 
+/* A 64-bit digest of the parameters, brought to the host first: FNV-1a over their 64-bit
+ * words (an odd trailing float alone). Equal weights, equal digests; for identity, not trust. */
+uint64_t model_weights_digest(Model* m);
+
 /* Validates the shape against its family (model/family.h); returns 0, or -1 with a reason in err. */
 int gpt_config_check(const GPTConfig* cfg, char* err, size_t errlen);
 /* The family's tensor sizes (MODEL_MAX_TENSORS entries at most). */

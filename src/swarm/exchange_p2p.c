@@ -1,6 +1,8 @@
 /* Point-to-point transport with netem (see exchange_p2p.h). On the wire a message is an
- * 8-byte send time (MPI_Wtime, little-endian double; read only with the wall clock)
- * followed by the encoded SwarmMessage; the MPI tag is the send round. */
+ * 8-byte time (little-endian double) followed by the encoded SwarmMessage; the MPI tag is the
+ * send round. The time is when the sender's link began the round's copies: the send time
+ * (MPI_Wtime) with the wall clock, read only there; with net.bandwidth > 0 the later of that
+ * and the end of the link's earlier copies, on the virtual clock too (netem_link_done). */
 #include "swarm/exchange_p2p.h"
 
 #include <stdlib.h>
@@ -25,6 +27,7 @@ typedef struct {
 typedef struct {
     int sender, round;
     int taken;          /* the receiver's round that took it off the network */
+    int use_round;      /* virtual clock with bandwidth: the round it is used in, -1 never */
     double due;         /* wall clock: when the emulated delay has passed */
     uint8_t* buf;
     size_t len;
@@ -44,15 +47,27 @@ struct P2P {
     Due** due;
     int* n_due;
     int* n_offline; /* messages arriving in each round while this node is offline (never sent) */
-    /* wall clock */
+    int bandwidth;      /* net.bandwidth > 0: the virtual clock's due lists are netem's lower bounds */
+    double own_link;    /* bandwidth: when this node's link has sent everything posted so far */
+    double* link_free;  /* own_link, or the one of the channel this one shares its link with */
+    int ch, every;      /* the netem channel; messages go out in rounds r with (r + 1) % every == 0 */
+    /* wall clock, and the virtual clock's received messages that the bandwidth makes later */
     HeldMessage* held;
     int n_held, cap_held;
     long received;      /* messages this process has received (all sent in rounds >= first_round) */
     int first_round;    /* the first round this process runs: 0, or the checkpoint's on resume */
 };
 
-P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
+P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) { return p2p_create_channel(comm, ne, rank, 0, 1, NULL); }
+
+/* Whether the channel sends in round r. */
+static int sends_in(const P2P* p, int r) { return (r + 1) % p->every == 0; }
+
+P2P* p2p_create_channel(MPI_Comm comm, const Netem* ne, int rank, int ch, int every, P2P* link_of) {
     P2P* p = callocCheck(1, sizeof *p);
+    p->ch = ch;
+    p->every = every > 0 ? every : 1;
+    p->link_free = link_of ? link_of->link_free : &p->own_link;
     p->comm = comm;
     p->ne = ne;
     p->rank = rank;
@@ -61,6 +76,7 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     int flag = 0;
     mpiCheck(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag));
     if (flag && *tag_ub < ne->rounds) sapo_die("MPI_TAG_UB %d is below the %d rounds the p2p transport tags", *tag_ub, ne->rounds);
+    p->bandwidth = ne->net.bandwidth > 0.0;
     int R = ne->rounds;
     p->due = callocCheck(R > 0 ? R : 1, sizeof(Due*));
     p->n_due = callocCheck(R > 0 ? R : 1, sizeof(int));
@@ -69,9 +85,12 @@ P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank) {
     for (int s = 0; s < p->n && !ne->net.wall_clock; s++) {
         if (s == rank) continue;
         for (int r = 0; r < R; r++) {
-            int at = netem_arrival_round(ne, s, rank, r);
+            if (!sends_in(p, r)) continue;
+            int at = netem_arrival_round_ch(ne, ch, s, rank, r);
             if (at < 0) continue;
-            if (netem_offline(ne, rank, at)) {
+            /* with bandwidth `at` is a lower bound: the receiver takes the message off the
+             * network then and learns from its time and size when it is used (p2p_receive) */
+            if (!p->bandwidth && netem_offline(ne, rank, at)) {
                 p->n_offline[at]++;
                 continue;
             }
@@ -136,15 +155,21 @@ P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len) {
     m->len = len + TIME_PREFIX;
     m->buf = mallocCheck(m->len);
     double now = MPI_Wtime();
+    if (p->bandwidth) { /* the link starts this round's copies once it has sent the earlier ones */
+        double t = p->ne->net.wall_clock ? now : (round + 1) * p->ne->slowdown[p->rank];
+        now = t > *p->link_free ? t : *p->link_free;
+        *p->link_free = now + netem_link_busy(p->ne, p->ch, p->rank, round, len);
+    }
     memcpy(m->buf, &now, TIME_PREFIX);
     memcpy(m->buf + TIME_PREFIX, buf, len);
     m->targets = mallocCheck(sizeof(int) * p->n);
     m->delivery = mallocCheck(sizeof(int) * p->n);
     m->last_delivery = round;
     for (int d = 0; d < p->n; d++) {
-        if (d == p->rank || !netem_targets(p->ne, p->rank, d, round)) continue;
-        int at = p->ne->net.wall_clock ? (netem_sends(p->ne, p->rank, d, round) ? round : -1)
-                                   : netem_delivery_round(p->ne, p->rank, d, round);
+        if (d == p->rank || !netem_targets_ch(p->ne, p->ch, p->rank, d, round)) continue;
+        int at = p->ne->net.wall_clock ? (netem_sends_ch(p->ne, p->ch, p->rank, d, round) ? round : -1)
+                 : p->bandwidth        ? netem_arrival_round_ch(p->ne, p->ch, p->rank, d, round)
+                                       : netem_delivery_round_ch(p->ne, p->ch, p->rank, d, round);
         if (at < 0) {
             st.dropped++;
             continue;
@@ -203,6 +228,42 @@ static void strip_prefix(uint8_t** buf, size_t* len) {
     }
 }
 
+static void hold(P2P* p, HeldMessage h) {
+    if (p->n_held == p->cap_held) {
+        p->cap_held = p->cap_held ? 2 * p->cap_held : 8;
+        p->held = realloc(p->held, sizeof(HeldMessage) * p->cap_held);
+        if (!p->held) sapo_die("out of memory holding messages");
+    }
+    p->held[p->n_held++] = h;
+}
+
+/* The time the message (sender, send round) of `len` encoded bytes arrives here: when its
+ * copy to this node has left the sender's link (the wire's time, the round's start on the
+ * link) plus netem's delay. */
+static double arrival_time(const P2P* p, int sender, int round, double start, size_t len) {
+    return netem_link_done(p->ne, p->ch, sender, p->rank, round, start, len) +
+           netem_delay_ch(p->ne, p->ch, sender, p->rank, round);
+}
+
+/* Virtual clock with bandwidth: what was held for `round` goes to the inbox (or, offline, is
+ * discarded and counted); what is used later stays held; what is never used is freed. */
+static void release_held_virtual(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost, int* cap) {
+    int keep = 0, offline = netem_offline(p->ne, p->rank, round);
+    for (int i = 0; i < p->n_held; i++) {
+        HeldMessage* h = &p->held[i];
+        if (h->use_round > round) {
+            p->held[keep++] = *h;
+        } else if (h->use_round < round || offline) {
+            free(h->buf); /* after the last round, or reaching an offline node */
+            *offline_lost += h->use_round == round;
+        } else {
+            inbox_push(inbox, h->sender, h->buf, h->len, -1, cap);
+            *late += h->round < round;
+        }
+    }
+    p->n_held = keep;
+}
+
 void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) {
     memset(inbox, 0, sizeof *inbox);
     inbox->owns_buffers = 1;
@@ -215,10 +276,18 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
             Due d = p->due[round][i];
             size_t len;
             uint8_t* buf = receive_one(p, d.sender, d.round, &len, NULL, NULL);
+            double start = 0.0;
+            if (len >= TIME_PREFIX) memcpy(&start, buf, TIME_PREFIX);
             strip_prefix(&buf, &len);
+            if (p->bandwidth) {
+                int use = netem_round_at(p->ne, p->rank, arrival_time(p, d.sender, d.round, start, len));
+                hold(p, (HeldMessage){d.sender, d.round, round, use, 0.0, buf, len});
+                continue;
+            }
             inbox_push(inbox, d.sender, buf, len, -1, &cap);
             *late += d.round < round;
         }
+        if (p->bandwidth) release_held_virtual(p, round, inbox, late, offline_lost, &cap);
         inbox->t_wait = clock_now() - t0;
         return;
     }
@@ -235,12 +304,7 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
         double sent_at = 0.0;
         if (len >= TIME_PREFIX) memcpy(&sent_at, buf, TIME_PREFIX);
         strip_prefix(&buf, &len);
-        if (p->n_held == p->cap_held) {
-            p->cap_held = p->cap_held ? 2 * p->cap_held : 8;
-            p->held = realloc(p->held, sizeof(HeldMessage) * p->cap_held);
-            if (!p->held) sapo_die("out of memory holding messages");
-        }
-        p->held[p->n_held++] = (HeldMessage){src, tag, round, sent_at + netem_delay(p->ne, src, p->rank, tag), buf, len};
+        hold(p, (HeldMessage){src, tag, round, -1, arrival_time(p, src, tag, sent_at, len), buf, len});
     }
     double now = MPI_Wtime();
     int offline = netem_offline(p->ne, p->rank, round), keep = 0;
@@ -265,7 +329,8 @@ void p2p_receive(P2P* p, int round, Inbox* inbox, int* late, int* offline_lost) 
 static long wall_expected(const P2P* p, int end_round) {
     long n = 0;
     for (int s = 0; s < p->n; s++)
-        for (int r = p->first_round; r < end_round && s != p->rank; r++) n += netem_sends(p->ne, s, p->rank, r);
+        for (int r = p->first_round; r < end_round && s != p->rank; r++)
+            n += sends_in(p, r) && netem_sends_ch(p->ne, p->ch, s, p->rank, r);
     return n;
 }
 
@@ -321,6 +386,18 @@ int p2p_save_in_flight(P2P* p, int round, FILE* f) {
                 return -1;
         }
     }
+    if (!p->bandwidth) return 0;
+    /* bandwidth: the link's state and the virtual clock's received messages still held */
+    int held = p->ne->net.wall_clock ? 0 : p->n_held;
+    if (fwrite(p->link_free, sizeof *p->link_free, 1, f) != 1 || fwrite(&held, sizeof held, 1, f) != 1) return -1;
+    for (int i = 0; i < held; i++) {
+        const HeldMessage* h = &p->held[i];
+        int32_t head[3] = {h->sender, h->round, h->use_round};
+        uint64_t len = h->len;
+        if (fwrite(head, sizeof head, 1, f) != 1 || fwrite(&len, sizeof len, 1, f) != 1 ||
+            fwrite(h->buf, 1, h->len, f) != h->len)
+            return -1;
+    }
     return 0;
 }
 
@@ -344,6 +421,22 @@ int p2p_load_in_flight(P2P* p, int round, FILE* f) {
         m->delivery[0] = head[2];
         m->last_delivery = head[2];
         post(p, m);
+    }
+    if (!p->bandwidth) return 0;
+    int held = 0;
+    if (fread(p->link_free, sizeof *p->link_free, 1, f) != 1 || fread(&held, sizeof held, 1, f) != 1 || held < 0)
+        return -1;
+    if (p->ne->net.wall_clock) *p->link_free = 0.0; /* another process's MPI_Wtime */
+    for (int i = 0; i < held; i++) {
+        int32_t head[3];
+        uint64_t len;
+        if (fread(head, sizeof head, 1, f) != 1 || fread(&len, sizeof len, 1, f) != 1 || len > (1u << 30)) return -1;
+        uint8_t* buf = mallocCheck(len ? (size_t)len : 1);
+        if (fread(buf, 1, (size_t)len, f) != len) {
+            free(buf);
+            return -1;
+        }
+        hold(p, (HeldMessage){head[0], head[1], round, head[2], 0.0, buf, (size_t)len});
     }
     return 0;
 }

@@ -23,6 +23,10 @@ typedef struct {
 } P2PSendStats;
 
 P2P* p2p_create(MPI_Comm comm, const Netem* ne, int rank);
+/* Another kind of message on a communicator of its own: netem channel ch (netem.h), sent only
+ * in rounds r with (r + 1) % every == 0; link_of (not NULL) shares that transport's link, so
+ * with net.bandwidth its copies queue behind the other kind's (link_of must outlive it). */
+P2P* p2p_create_channel(MPI_Comm comm, const Netem* ne, int rank, int ch, int every, P2P* link_of);
 void p2p_free(P2P* p);
 /* Posts this round's sends (the buffer is copied). */
 P2PSendStats p2p_send(P2P* p, int round, const uint8_t* buf, size_t len);

@@ -8,9 +8,11 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "swarm/weight_sync.h" /* weight_sync_group: NoLoCo's groups */
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 
+/* Channel ch (netem.h) draws its loss and delay from streams of its own: kind + 16 ch. */
 static RngStream stream(const Netem* ne, int kind, int s, int d, int round) {
     uint32_t who = ((uint32_t)kind << 24) | ((uint32_t)(s & 0xFFF) << 12) | (uint32_t)(d & 0xFFF);
     return rng_stream(ne->seed, who, (uint32_t)round, RNG_NETEM);
@@ -79,18 +81,38 @@ int netem_targets(const Netem* ne, int s, int d, int round) {
     return picked;
 }
 
-int netem_dropped(const Netem* ne, int s, int d, int round) {
+void netem_set_weight_groups(Netem* ne, int group, int every) {
+    ne->weight_group = group;
+    ne->weight_every = every > 0 ? every : 1;
+}
+
+int netem_targets_ch(const Netem* ne, int ch, int s, int d, int round) {
+    if (ch != NETEM_CH_WEIGHTS || ne->weight_group <= 0) return netem_targets(ne, s, d, round);
+    if (s == d) return 0;
+    int* members = mallocCheck(sizeof(int) * ne->n_nodes);
+    int g = weight_sync_group(ne->seed, ne->n_nodes, ne->weight_group, (round + 1) / ne->weight_every - 1, s, members);
+    int in = 0;
+    for (int i = 0; i < g; i++) in |= members[i] == d;
+    free(members);
+    return in;
+}
+
+int netem_dropped(const Netem* ne, int s, int d, int round) { return netem_dropped_ch(ne, 0, s, d, round); }
+
+int netem_dropped_ch(const Netem* ne, int ch, int s, int d, int round) {
     if (ne->net.drop <= 0.0) return 0;
     if (ne->net.drop >= 1.0) return 1;
-    RngStream rng = stream(ne, KIND_DROP, s, d, round);
+    RngStream rng = stream(ne, KIND_DROP + 16 * ch, s, d, round);
     return rng_double(&rng) < ne->net.drop;
 }
 
-double netem_delay(const Netem* ne, int s, int d, int round) {
+double netem_delay(const Netem* ne, int s, int d, int round) { return netem_delay_ch(ne, 0, s, d, round); }
+
+double netem_delay_ch(const Netem* ne, int ch, int s, int d, int round) {
     double base = ne->net.latency;
     if (ne->net.regions > 1 && s % ne->net.regions != d % ne->net.regions) base += ne->net.cross_region;
     if (ne->net.latency <= 0.0 || ne->net.dist == LATENCY_CONSTANT) return base;
-    RngStream rng = stream(ne, KIND_DELAY, s, d, round);
+    RngStream rng = stream(ne, KIND_DELAY + 16 * ch, s, d, round);
     double extra = base - ne->net.latency;
     if (ne->net.dist == LATENCY_UNIFORM) return extra + 2.0 * ne->net.latency * rng_double(&rng);
     /* lognormal with mean `latency`: mu = log(mean) - sigma^2 / 2 */
@@ -98,21 +120,44 @@ double netem_delay(const Netem* ne, int s, int d, int round) {
     return extra + exp(mu + ne->net.sigma * rng_normal(&rng));
 }
 
-int netem_sends(const Netem* ne, int s, int d, int round) {
-    return !netem_offline(ne, s, round) && netem_targets(ne, s, d, round) && !netem_dropped(ne, s, d, round);
+int netem_sends(const Netem* ne, int s, int d, int round) { return netem_sends_ch(ne, 0, s, d, round); }
+
+int netem_sends_ch(const Netem* ne, int ch, int s, int d, int round) {
+    return !netem_offline(ne, s, round) && netem_targets_ch(ne, ch, s, d, round) && !netem_dropped_ch(ne, ch, s, d, round);
 }
 
-int netem_arrival_round(const Netem* ne, int s, int d, int round) {
-    if (!netem_sends(ne, s, d, round)) return -1;
-    double arrival = (round + 1) * ne->slowdown[s] + netem_delay(ne, s, d, round);
-    /* the first receiver round r' with (r' + 1) x slowdown_d >= arrival */
-    double x = arrival / ne->slowdown[d] - 1.0;
+int netem_round_at(const Netem* ne, int d, double t) {
+    /* the first receiver round r' with (r' + 1) x slowdown_d >= t */
+    double x = t / ne->slowdown[d] - 1.0;
     long r = (long)ceil(x - 1e-9);
     if (r < 0) r = 0;
     return r < ne->rounds ? (int)r : -1;
 }
 
-int netem_delivery_round(const Netem* ne, int s, int d, int round) {
-    int at = netem_arrival_round(ne, s, d, round);
+int netem_arrival_round(const Netem* ne, int s, int d, int round) { return netem_arrival_round_ch(ne, 0, s, d, round); }
+
+int netem_arrival_round_ch(const Netem* ne, int ch, int s, int d, int round) {
+    if (!netem_sends_ch(ne, ch, s, d, round)) return -1;
+    return netem_round_at(ne, d, (round + 1) * ne->slowdown[s] + netem_delay_ch(ne, ch, s, d, round));
+}
+
+double netem_link_done(const Netem* ne, int ch, int s, int d, int round, double start, size_t bytes) {
+    if (ne->net.bandwidth <= 0.0) return start;
+    int ahead = 0; /* copies that leave before d's: the picked peers below d */
+    for (int k = 0; k < d; k++) ahead += netem_targets_ch(ne, ch, s, k, round);
+    return start + (double)(ahead + 1) * ((double)bytes / ne->net.bandwidth);
+}
+
+double netem_link_busy(const Netem* ne, int ch, int s, int round, size_t bytes) {
+    if (ne->net.bandwidth <= 0.0) return 0.0;
+    int copies = 0;
+    for (int k = 0; k < ne->n_nodes; k++) copies += netem_targets_ch(ne, ch, s, k, round);
+    return (double)copies * ((double)bytes / ne->net.bandwidth);
+}
+
+int netem_delivery_round(const Netem* ne, int s, int d, int round) { return netem_delivery_round_ch(ne, 0, s, d, round); }
+
+int netem_delivery_round_ch(const Netem* ne, int ch, int s, int d, int round) {
+    int at = netem_arrival_round_ch(ne, ch, s, d, round);
     return at < 0 || netem_offline(ne, d, at) ? -1 : at;
 }

@@ -1,6 +1,6 @@
 /* One swarm node and its SAPO round (see node.h): node_round runs the round as a
  * sequence of stages over one RoundState, each a function below in the order it runs:
- * ask, generate and score, share, collect and verify, select, train, evaluate. */
+ * ask, generate and score, share, collect and verify, select, train, sync (sync.method), evaluate. */
 #include "swarm/node.h"
 
 #include <math.h>
@@ -22,6 +22,7 @@
 #include "swarm/message.h"
 #include "swarm/node_config.h"
 #include "swarm/node_gpu.h"
+#include "swarm/sync_exchange.h"
 #include "swarm/token_groups.h"
 #include "tasks/infra/answer.h"
 
@@ -67,6 +68,8 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
     n->slowdown = n->netem->slowdown[rank];
     n->transport = transport_select(n->sw.net.transport, comm, n->netem, rank, n->exchange_info,
                                     sizeof n->exchange_info);
+    if (n->sw.sync.method != SYNC_NONE && transport_p2p(n->transport))
+        n->sync_p2p = sync_p2p_create(comm, n->netem, rank, &n->sw.sync, transport_p2p(n->transport));
     GPTConfig g = n->set.model;
     const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
@@ -97,6 +100,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
         n->codec = prompt_codec_byte();
     }
     n->trainer = grpo_trainer_create(n->policy, n->ref);
+    n->sync = weight_sync_create(&n->sw.sync, n->policy->params_memory, n->policy->num_params);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);
     n->prompt_lens = mallocCheck(sizeof(int) * n->max_prompts);
     n->out_tokens = mallocCheck(sizeof(int) * n->max_rows * n->set.gen.max_new_tokens);
@@ -109,8 +113,10 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
 
 void node_free(SwarmNode* n) {
     if (!n) return;
+    sync_p2p_free(n->sync_p2p); /* before the transport whose link it shares, and netem */
     transport_free(n->transport);
     netem_free(n->netem);
+    weight_sync_free(n->sync);
     grpo_trainer_free(n->trainer);
     model_free(n->policy);
     model_free(n->ref);
@@ -127,7 +133,10 @@ void node_free(SwarmNode* n) {
     free(n);
 }
 
-void node_finish(SwarmNode* n, int end_round) { transport_finish(n->transport, end_round); }
+void node_finish(SwarmNode* n, int end_round) {
+    transport_finish(n->transport, end_round);
+    if (n->sync_p2p) sync_p2p_finish(n->sync_p2p, end_round);
+}
 
 /* The sampler's log-probs of the bytes of a decoded completion, one per byte of its text:
  * tokens that tok_decode drops (EOS, special tokens) are skipped, and the text ends at a NUL.
@@ -463,6 +472,28 @@ static void round_train(SwarmNode* n, RoundState* s, RoundRecord* rec) {
     pool_clear(&n->pool);
 }
 
+/* The outer step of weight synchronisation, every sync.every rounds: the weights on the host,
+ * the swarm's (or group's) mean contribution, the new outer weights back to the backend. */
+static void round_sync(SwarmNode* n, int round, RoundRecord* rec) {
+    int step = n->sync && weight_sync_due(&n->sw.sync, round);
+    if (!step && !n->sync_p2p) return; /* p2p takes the weight messages due every round */
+    Model* m = n->policy;
+    if (step) m->backend->download(m);
+    SyncStats st;
+    if (n->sync_p2p)
+        sync_step_p2p(n->sync_p2p, n->sync, n->sw.seed, (int)n->set.fault, n->rank, n->n_nodes, round,
+                      m->params_memory, &st);
+    else
+        sync_step_allreduce(n->sync, n->comm, n->sw.seed, n->rank, n->n_nodes, m->params_memory, &st);
+    if (step) m->backend->upload(m);
+    rec->m[RM_SYNC_PEERS] = st.peers;
+    rec->m[RM_SYNC_AGE] = step ? st.age : NAN;
+    rec->m[RM_SYNC_DROPPED] = st.dropped;
+    rec->m[RM_SYNC_REJECTED] = st.rejected;
+    rec->m[RM_BYTES_SENT] += st.bytes_sent;
+    rec->m[RM_BYTES_RECEIVED] += st.bytes_received;
+}
+
 /* evaluate: pass@1 on the fixed held-out set: one answer per question, sampled with the
  * node's gen settings from the (seed, rank, round, RNG_EVAL) stream; overall and per task
  * into rec. */
@@ -513,6 +544,12 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     mem_private_sample();
     node_fault_straggle(n->slowdown, n->netem->net.wall_clock, s.t3 - s.t0 - rec->m[RM_T_WAIT]);
 
+    /* ---- sync: every sync.every rounds, the outer step on the swarm's weights (counted in t_exchange) ---- */
+    double t_sync = clock_now();
+    round_sync(n, round, rec);
+    rec->m[RM_T_EXCHANGE] += clock_now() - t_sync;
+    s.t3 += clock_now() - t_sync;
+
     /* ---- evaluate: pass@1 on the fixed held-out set, every run.eval_every rounds (and, with
      * run.eval_first, the initial policy in round 0's row: evaluated before it trains, above) ---- */
     if (n->sw.eval_every > 0 && n->sw.eval_questions > 0 && (round + 1) % n->sw.eval_every == 0 &&
@@ -522,6 +559,7 @@ void node_round(SwarmNode* n, int round, RoundRecord* rec) {
     }
 
     /* ---- log: rec is the round's row; the caller appends it (node_log_append) ---- */
+    rec->weights_digest = (int64_t)model_weights_digest(n->policy);
     rec->m[RM_T_ROUND] = clock_now() - t_start;
     mem_private_sample(); /* after the evaluation */
     round_state_free(&s);

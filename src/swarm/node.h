@@ -1,7 +1,8 @@
 /* One swarm node (one MPI rank): its policy, tasks, settings and the SAPO round:
  * ask I questions, generate L completions each, score them, share every group, verify what
  * peers shared, draw J external groups from the filtered pool, take a GRPO step on the
- * I + J groups, evaluate now and then, and fill a RoundRecord. */
+ * I + J groups, with sync.method every sync.every rounds an outer step on its weights
+ * (docs/SYNC.md), evaluate now and then, and fill a RoundRecord. */
 #ifndef SAPO_SWARM_NODE_H
 #define SAPO_SWARM_NODE_H
 
@@ -21,6 +22,7 @@
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
 #include "swarm/transport.h"
+#include "swarm/weight_sync.h"
 
 typedef struct {
     int rank, n_nodes;
@@ -38,6 +40,8 @@ typedef struct {
     Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (transport.h) */
     char exchange_info[192]; /* which transport and why, for the run log */
     Netem* netem;
+    WeightSync* sync;       /* sync.method's outer state (weight_sync.h); NULL with none */
+    struct SyncP2P* sync_p2p; /* with sync.method over p2p: the weight messages' transport (sync_exchange.h) */
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
     ModelCapacity cap;      /* what the policy (and ref) allocate: node_model_capacity */
     int max_prompts;        /* prompts generated for at once: max(I, eval_questions) */

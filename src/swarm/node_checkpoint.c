@@ -1,6 +1,7 @@
 /* Node checkpoints (see node_checkpoint.h). State file layout (host byte order; the files
  * never leave the run): "SAPOSTAT", u32 version, i32 rank, i32 rounds_done, i32 n_totals,
- * f64[n_totals] totals, then the p2p in-flight block (exchange_p2p.c) when p2p is used. */
+ * f64[n_totals] totals, then the p2p in-flight block (exchange_p2p.c) when p2p is used, then
+ * the outer state of weight synchronisation (weight_sync_save) when sync.method is not none. */
 #include "swarm/node_checkpoint.h"
 
 #include <dirent.h>
@@ -14,6 +15,7 @@
 #include "io/atomic_file.h"
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
+#include "swarm/sync_exchange.h"
 
 #define STATE_MAGIC "SAPOSTAT"
 #define STATE_VERSION 1u
@@ -37,6 +39,8 @@ int node_checkpoint_save(SwarmNode* n, const char* run_dir, int rounds_done, con
     int ok = fwrite(STATE_MAGIC, 1, 8, f) == 8 && fwrite(&version, 4, 1, f) == 1 && fwrite(head, 4, 3, f) == 3 &&
              fwrite(totals, sizeof(double), (size_t)n_totals, f) == (size_t)n_totals;
     if (ok) ok = transport_save_in_flight(n->transport, rounds_done, f) == 0;
+    if (ok && n->sync) ok = weight_sync_save(n->sync, f) == 0;
+    if (ok && n->sync_p2p) ok = sync_p2p_save(n->sync_p2p, rounds_done, f) == 0;
     return atomic_file_commit(f, state, err, errlen); /* a failed fwrite fails the commit too */
 }
 
@@ -84,8 +88,11 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
     FILE* f = state_open(state, n->rank, rounds_done, totals, n_totals, err, errlen);
     if (!f) return -1;
     int ok = transport_load_in_flight(n->transport, rounds_done, f) == 0;
+    int sync_ok = !ok || !n->sync ||
+                  (weight_sync_load(n->sync, f) == 0 && (!n->sync_p2p || sync_p2p_load(n->sync_p2p, rounds_done, f) == 0));
     fclose(f);
     if (!ok) return set_error(err, errlen, "%s: the messages in flight are truncated or malformed", state);
+    if (!sync_ok) return set_error(err, errlen, "%s: the outer state of sync.method is missing, truncated or of another shape", state);
     return 0;
 }
 

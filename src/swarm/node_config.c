@@ -58,6 +58,36 @@ static int llama_node_check(const NodeSettings* ns, int k, char* err, size_t err
     return 0;
 }
 
+/* sync.method: every node one shape (the outer step adds and averages their parameters
+ * element by element), over a transport that carries the outer step. */
+static int sync_config_check(const RunSettings* rs, char* err, size_t errlen) {
+    const SyncSettings* s = &rs->sw.sync;
+    if (s->method == SYNC_NONE) return 0;
+    const char* name = s->method == SYNC_DILOCO ? "diloco" : "noloco";
+    if (s->method == SYNC_NOLOCO && s->group > rs->n_nodes)
+        return set_error(err, errlen, "sync.group = %d exceeds the swarm's %d nodes", s->group, rs->n_nodes);
+    const GPTConfig* g0 = &rs->node[0].model;
+    size_t a[MODEL_MAX_TENSORS], b[MODEL_MAX_TENSORS];
+    gpt_tensor_sizes(g0, a);
+    int n0 = model_family(g0->family)->n_tensors;
+    for (int k = 1; k < rs->n_nodes; k++) {
+        const GPTConfig* g = &rs->node[k].model;
+        if (g->family != g0->family)
+            return set_error(err, errlen,
+                             "sync.method = %s averages weights, so every node must hold one model family: node 0 is "
+                             "%s, node %d is %s",
+                             name, model_family(g0->family)->name, k, model_family(g->family)->name);
+        gpt_tensor_sizes(g, b);
+        if (memcmp(a, b, sizeof(size_t) * (size_t)n0))
+            return set_error(err, errlen,
+                             "sync.method = %s averages weights, so every node must hold one shape: node %d's "
+                             "model (n_layer %d, n_head %d, d_model %d, n_ctx %d) differs from node 0's (%d, %d, %d, %d)",
+                             name, k, g->n_layer, g->n_head, g->d_model, g->n_ctx, g0->n_layer, g0->n_head, g0->d_model,
+                             g0->n_ctx);
+    }
+    return 0;
+}
+
 int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
     const SwarmSettings* sw = &rs->sw;
     int n_nodes = rs->n_nodes;
@@ -91,7 +121,7 @@ int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
                              k, model_backend_choice_name(ns->backend));
         if (init_verify(ns, k, 0, err, errlen)) return -1;
     }
-    return 0;
+    return sync_config_check(rs, err, errlen);
 }
 
 int node_init_verify(const NodeSettings* ns, int rank, char* err, size_t errlen) {
@@ -186,7 +216,10 @@ NodeMemoryTerms node_memory_terms(const SwarmSettings* sw, const NodeSettings* n
     t.peers = peers * NODE_MPI_PER_PEER_BYTES + 2.0 * senders * I * group_bytes(&g, L, max_new);
     t.process = NODE_PROCESS_BYTES;
     t.shared = n_nodes > 1 ? NODE_MPI_SHARED_BYTES : 0;
-    t.private_total = t.policy + t.reference + t.round + t.peers + t.process;
+    t.sync = weight_sync_memory_bytes(&sw->sync, P);
+    if (sw->net.transport == NET_TRANSPORT_P2P) /* p2p: a sent weight message and one kept per sender */
+        t.sync += 4.0 * (1 + senders) * (double)weight_sync_payload(&sw->sync, (size_t)P);
+    t.private_total = t.policy + t.reference + t.round + t.peers + t.sync + t.process;
     return t;
 }
 

@@ -33,6 +33,7 @@ typedef struct {
                            * moments and generation caches */
     double round;         /* prompts, completions, texts and messages of a round; the trainer's per-token buffers */
     double peers;         /* Open MPI's private state per peer, the inbox and the pool (I groups per sender) */
+    double sync;          /* sync.method: the outer weights, momentum and contribution (weight_sync.h) */
     double process;       /* libc, OpenBLAS, HDF5, Open MPI and the task tables before any node buffer */
     double private_total; /* the sum of the above: the rank's private (anonymous) memory */
     double shared;        /* Open MPI's shared-memory segment of this rank (n_nodes > 1), in /dev/shm */

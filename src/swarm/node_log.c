@@ -6,8 +6,8 @@
 #include "core/host_info.h"
 
 /* The column list: every metric (float64), then reward_by_task and eval_pass1_by_task (one
- * float64 per task id each). */
-#define NODE_LOG_COLUMNS (RM_COUNT + 2)
+ * float64 per task id each), then weights_digest (int64). */
+#define NODE_LOG_COLUMNS (RM_COUNT + 3)
 static void node_log_columns(H5LogColumn* cols, const char** labels) {
     for (int i = 0; i < RM_COUNT; i++)
         cols[i] = (H5LogColumn){.name = ROUND_METRIC_NAMES[i], .kind = H5LOG_F64, .help = ROUND_METRIC_HELP[i]};
@@ -23,6 +23,10 @@ static void node_log_columns(H5LogColumn* cols, const char** labels) {
                                        .help = "pass@1 per task id on the fixed held-out set (NaN when not evaluated or "
                                                "the task is not asked)",
                                        .labels = labels};
+    cols[RM_COUNT + 2] = (H5LogColumn){.name = "weights_digest",
+                                       .kind = H5LOG_I64,
+                                       .help = "64-bit digest of the node's weights at the end of the round (FNV-1a "
+                                               "over their 64-bit words, as int64): equal digests, equal weights"};
 }
 
 H5Log* node_log_create(const char* path, const char* config_ini, const NodeSettings* ns, int rank, int n_nodes,
@@ -87,5 +91,6 @@ int node_log_append(H5Log* log, const RoundRecord* rec, char* err, size_t errlen
     for (int i = 0; i < RM_COUNT; i++) values[i].f = rec->m[i];
     values[RM_COUNT].v = rec->reward_by_task;
     values[RM_COUNT + 1].v = rec->eval_by_task;
+    values[RM_COUNT + 2].i = rec->weights_digest;
     return h5log_append(log, rec->round, values, err, errlen);
 }

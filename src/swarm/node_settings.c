@@ -36,7 +36,14 @@ SwarmSettings swarm_settings_read(const Config* cfg) {
                 .drop = config_float(cfg, "net.drop"),
                 .fanout = (int)config_int(cfg, "net.fanout"),
                 .offline = config_float(cfg, "net.offline"),
-                .offline_len = config_float(cfg, "net.offline_len")},
+                .offline_len = config_float(cfg, "net.offline_len"),
+                .bandwidth = config_float(cfg, "net.bandwidth")},
+        .sync = {.method = (SyncMethod)config_enum(cfg, "sync.method"),
+                 .every = (int)config_int(cfg, "sync.every"),
+                 .outer_lr = (float)config_float(cfg, "sync.outer_lr"),
+                 .outer_momentum = (float)config_float(cfg, "sync.outer_momentum"),
+                 .group = (int)config_int(cfg, "sync.group"),
+                 .pull = (float)config_float(cfg, "sync.pull")},
         .pretrain = {.steps = (int)config_int(cfg, "pretrain.steps"),
                      .batch = (int)config_int(cfg, "pretrain.batch"),
                      .lr = (float)config_float(cfg, "pretrain.lr"),
@@ -123,6 +130,7 @@ Netem* run_settings_netem(const RunSettings* rs) {
     double* slowdown = mallocCheck(sizeof(double) * (size_t)rs->n_nodes);
     for (int k = 0; k < rs->n_nodes; k++) slowdown[k] = rs->node[k].slowdown;
     Netem* ne = netem_create(rs->sw.seed, rs->sw.rounds, &rs->sw.net, rs->n_nodes, slowdown);
+    if (rs->sw.sync.method == SYNC_NOLOCO) netem_set_weight_groups(ne, rs->sw.sync.group, rs->sw.sync.every);
     free(slowdown);
     return ne;
 }

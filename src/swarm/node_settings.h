@@ -18,6 +18,7 @@
 #include "rl/grpo.h"
 #include "rl/weighting.h"
 #include "swarm/netem.h" /* NetSettings, Netem */
+#include "swarm/weight_sync.h" /* SyncSettings */
 
 typedef struct {
     uint64_t seed;           /* swarm.seed */
@@ -37,6 +38,7 @@ typedef struct {
     float kl;                  /* grpo.kl, also in NodeSettings.grpo */
     int ppo_epochs;
     NetSettings net;
+    SyncSettings sync;         /* [sync]: weight synchronisation */
     struct {
         int steps, batch;
         float lr;

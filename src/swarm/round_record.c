@@ -19,5 +19,6 @@ void round_record_clear(RoundRecord* r, int64_t round) {
     r->m[RM_OFFPOLICY_WEIGHT] = NAN;
     r->m[RM_OFFPOLICY_CAPPED] = NAN;
     r->m[RM_OFFPOLICY_DROPPED] = NAN;
+    r->m[RM_SYNC_AGE] = NAN;
     for (int t = 0; t < TASK_N_IDS; t++) r->reward_by_task[t] = r->eval_by_task[t] = NAN;
 }

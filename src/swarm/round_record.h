@@ -46,7 +46,11 @@
     X(OFFPOLICY_CAPPED, "offpolicy_capped", "share of those external tokens whose weight was capped at grpo.tis_cap; NaN when none") \
     X(OFFPOLICY_DROPPED, "offpolicy_dropped", "share of the external completions the F-TIS filter dropped (grpo.external = ftis); NaN otherwise") \
     X(TRAIN_IN_EVAL, "train_in_eval", "own questions asked this round that the held-out set also asks (0 with tasks.exclude_eval, which draws them again)") \
-    X(EVAL_PASS1, "eval_pass1", "pass@1 on the fixed held-out set (run.eval_questions from run.eval_seed); NaN when not evaluated")
+    X(EVAL_PASS1, "eval_pass1", "pass@1 on the fixed held-out set (run.eval_questions from run.eval_seed); NaN when not evaluated") \
+    X(SYNC_PEERS, "sync_peers", "other nodes whose weights entered this round's outer step (sync.method); 0 without one") \
+    X(SYNC_AGE, "sync_age", "rounds since the stalest of those weights was computed (0: synchronous); NaN without an outer step") \
+    X(SYNC_DROPPED, "sync_dropped", "weight messages this node did not send (net.transport = p2p): lost by netem or to an offline peer") \
+    X(SYNC_REJECTED, "sync_rejected", "received weight messages that failed to decode (shape, count, a value not finite, checksum), dropped")
 
 #define ROUND_METRIC_ENUM(id, name, help) RM_##id,
 typedef enum { ROUND_METRICS(ROUND_METRIC_ENUM) RM_COUNT } RoundMetric;
@@ -60,6 +64,7 @@ typedef struct {
     double m[RM_COUNT];
     double reward_by_task[TASK_N_IDS]; /* mean own reward per task id; NaN when not asked */
     double eval_by_task[TASK_N_IDS];   /* pass@1 per task id on the held-out set; NaN when not evaluated or not asked */
+    int64_t weights_digest;            /* model_weights_digest at the end of the round (its bits) */
 } RoundRecord;
 
 /* Zeroes the metrics, NaN for eval_pass1 and every task of both by-task arrays. */

@@ -152,6 +152,8 @@ int transport_load_in_flight(Transport* t, int round, FILE* f) {
     return t->ops->load_in_flight ? t->ops->load_in_flight(t->state, round, f) : 0;
 }
 
+P2P* transport_p2p(Transport* t) { return t->ops == &P2P_MPI ? t->state : NULL; }
+
 void transport_free(Transport* t) {
     if (!t) return;
     t->ops->free(t->state);

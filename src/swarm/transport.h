@@ -56,5 +56,7 @@ void transport_finish(Transport* t, int end_round);
 int transport_save_in_flight(Transport* t, int round, FILE* f);
 int transport_load_in_flight(Transport* t, int round, FILE* f);
 void transport_free(Transport* t);
+/* The p2p transport's state (exchange_p2p.h), or NULL for an all-gather. */
+struct P2P* transport_p2p(Transport* t);
 
 #endif

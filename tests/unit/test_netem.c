@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "swarm/netem.h"
 #include "swarm/node_settings.h"
+#include "swarm/weight_sync.h"
 #include "../test_assert.h"
 
 /* A Netem of n nodes from the defaults plus the given overrides (NULL-terminated). */
@@ -345,6 +346,68 @@ static void check_delivery(void) {
     netem_free(slow);
 }
 
+static void check_bandwidth(void) {
+    /* net.bandwidth W: a copy of B bytes leaves the link B / W after it starts; the copies of
+     * one round go out in peer order; the next round's wait for the link. */
+    Netem* w = make(4, "swarm.rounds=20", "net.bandwidth=400", NULL);
+    EXPECT(netem_link_done(w, 0, 0, 1, 0, 1.0, 1000) == 1.0 + 2.5, "one copy of 1000 B at 400 B/round: %g",
+           netem_link_done(w, 0, 0, 1, 0, 1.0, 1000));
+    EXPECT(netem_link_done(w, 0, 0, 3, 0, 1.0, 1000) == 1.0 + 3 * 2.5, "the third copy leaves after two: %g",
+           netem_link_done(w, 0, 0, 3, 0, 1.0, 1000));
+    EXPECT(netem_link_done(w, 0, 2, 3, 0, 1.0, 1000) == 1.0 + 3 * 2.5 && netem_link_done(w, 0, 2, 0, 0, 1.0, 1000) == 3.5,
+           "the sender is not its own peer: %g %g", netem_link_done(w, 0, 2, 3, 0, 1.0, 1000),
+           netem_link_done(w, 0, 2, 0, 0, 1.0, 1000));
+    EXPECT(netem_link_busy(w, 0, 1, 0, 1000) == 3 * 2.5, "three copies: %g", netem_link_busy(w, 0, 1, 0, 1000));
+    /* arrival ceil(B / W) rounds later: sent at the end of round r (time r + 1), in round r + ceil(B / W) */
+    for (int B = 100; B <= 3000; B += 100) {
+        int want = 4 + (B + 399) / 400;
+        int got = netem_round_at(w, 1, netem_link_done(w, 0, 0, 1, 4, 5.0, (size_t)B));
+        EXPECT(got == (want < 20 ? want : -1), "%d B at 400 B/round sent in round 4: used in round %d, not %d", B,
+               got, want);
+    }
+    netem_free(w);
+    Netem* fan = make(5, "swarm.rounds=20", "net.bandwidth=100", "net.fanout=2", NULL);
+    for (int r = 0; r < 5; r++) {
+        EXPECT(netem_link_busy(fan, 0, 0, r, 100) == 2.0, "fanout 2: two copies on the link, round %d", r);
+        int k = 0;
+        for (int d = 1; d < 5; d++)
+            if (netem_targets(fan, 0, d, r)) {
+                k++;
+                EXPECT(netem_link_done(fan, 0, 0, d, r, 0.0, 100) == k, "fanout: peer %d is copy %d", d, k);
+            }
+    }
+    netem_free(fan);
+    Netem* none = make(4, "swarm.rounds=20", NULL);
+    EXPECT(netem_link_done(none, 0, 0, 3, 0, 7.0, 1 << 20) == 7.0 && netem_link_busy(none, 0, 0, 0, 1 << 20) == 0.0,
+           "net.bandwidth = 0 is unlimited");
+    netem_free(none);
+}
+
+static void check_weight_groups(void) {
+    /* NoLoCo over p2p: on the weights channel a node's peers are the other members of its
+     * group of the outer step (weight_sync_group), every round of the step's H; the rollouts'
+     * channel keeps its fan-out peers */
+    Netem* ne = make(5, "swarm.rounds=12", "net.fanout=1", NULL);
+    netem_set_weight_groups(ne, 2, 3);
+    int members[5], ok = 1, rollouts_alike = 1;
+    for (int r = 0; r < 12; r++)
+        for (int s = 0; s < 5; s++) {
+            int g = weight_sync_group(ne->seed, 5, 2, (r + 1) / 3 - 1, s, members), count = 0;
+            for (int d = 0; d < 5; d++) {
+                int in = 0;
+                for (int i = 0; i < g; i++) in |= members[i] == d;
+                int t = netem_targets_ch(ne, NETEM_CH_WEIGHTS, s, d, r);
+                ok &= t == (in && d != s) && t == netem_targets_ch(ne, NETEM_CH_WEIGHTS, d, s, r);
+                count += t;
+                rollouts_alike &= netem_targets_ch(ne, NETEM_CH_ROLLOUTS, s, d, r) == netem_targets(ne, s, d, r);
+            }
+            ok &= count == g - 1;
+        }
+    EXPECT(ok, "the weights channel's peers are not the node's NoLoCo group");
+    EXPECT(rollouts_alike, "the groups changed the rollouts' peers");
+    netem_free(ne);
+}
+
 static void check_seed(void) {
     Netem* a = make(8, "swarm.rounds=100", "net.drop=0.5", "swarm.seed=1", NULL);
     Netem* b = make(8, "swarm.rounds=100", "net.drop=0.5", "swarm.seed=1", NULL);
@@ -372,6 +435,8 @@ int main(void) {
     check_regions();
     check_offline();
     check_delivery();
+    check_bandwidth();
+    check_weight_groups();
     check_seed();
     return test_finish("netem");
 }
