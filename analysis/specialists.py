@@ -152,7 +152,8 @@ def diagnostics(run):
                 grad_end=fin(grad[-END:]), format_first=fin(fmt_[:END]), format_end=fin(fmt_[-END:]),
                 # the node mean a round x the nodes: the held-out questions asked in the rounds (must be 0)
                 train_in_eval=float(np.nansum(tie) * run.n_nodes) if np.isfinite(tie).any() else float("nan"),
-                grad_curve=grad, format_curve=fmt_)
+                grad_curve=grad, format_curve=fmt_, weight_curve=col("offpolicy_weight"),
+                drop_curve=col("offpolicy_dropped"))
 
 
 def run_values(run, arm, last_k):
@@ -391,7 +392,7 @@ def section_diagnostics(study):
         f"(`mean/offpolicy_dropped`; ftis), the gradient norm before clipping (`mean/grad_norm`) over the first {START} "
         f"and the last {END} rounds, the answer-format rate of own completions (`mean/format_rate`) over the first and "
         f"last {END} rounds, and the held-out questions asked in the rounds (`train_in_eval`, summed over nodes and "
-        f"rounds; must be 0). fig_diagnostics.png draws the gradient norm and format rate over rounds.",
+        f"rounds; must be 0). fig_diagnostics.png draws each over rounds.",
         table(["arm", "split", "seeds", "importance weight", "capped share", "F-TIS drop",
                f"grad norm, first {START}", f"grad norm, last {END}", f"format, first {END}", f"format, last {END}",
                "train_in_eval"], rows),
@@ -448,6 +449,9 @@ def section_warmups(warmups):
 
 
 # ---- figures -------------------------------------------------------------------------------
+
+COLORS = [f"C{i}" for i in range(10)] + ["black"]  # one per arm and split (11)
+
 
 def _band(ax, xs, ys, color, label, style="-"):
     ys = np.stack(ys)
@@ -508,7 +512,7 @@ def curves_figure(study, out_dir):
     for arm, splits in ARMS.items():
         for split in splits:
             es = study.used(arm, split)
-            color, label = f"C{i % 10}", f"{name_of(arm, split)} ({len(es)})"
+            color, label = COLORS[i], f"{name_of(arm, split)} ({len(es)})"
             i += 1
             if not es:
                 continue
@@ -536,43 +540,60 @@ def curves_figure(study, out_dir):
     return "fig_curves.png"
 
 
+def trailing_nanmean(x, w):
+    """figures.trailing_mean over the rounds that have a value (NaN where none of the last w has)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return figures.trailing_mean(np.nan_to_num(x), w) / figures.trailing_mean(np.isfinite(x).astype(float), w)
+
+
+DIAGNOSTIC_PANELS = (("grad_curve", "gradient norm before clipping (node mean)"),
+                     ("format_curve", "answer-format rate of own completions"),
+                     ("weight_curve", "importance weight over received tokens (tis, ftis)"),
+                     ("drop_curve", "F-TIS: share of received completions dropped"))
+
+
 def diagnostics_figure(study, out_dir):
+    """The diagnostics over rounds (trailing mean of 50 rounds over the rounds that log them; mean
+    over seeds, shaded between the seeds' min and max), one panel each."""
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4))
+    fig, axes = plt.subplots(1, len(DIAGNOSTIC_PANELS), figsize=(5 * len(DIAGNOSTIC_PANELS), 4))
     i = 0
     for arm, splits in ARMS.items():
         for split in splits:
             es = study.used(arm, split)
-            color = f"C{i % 10}"
+            color = COLORS[i]
             i += 1
-            if not es:
-                continue
-            for ax, key in zip(axes, ("grad_curve", "format_curve")):
-                if all(np.isfinite(e.values[key]).any() for e in es):
-                    _band(ax, es[0].run.rounds, [figures.trailing_mean(np.nan_to_num(e.values[key]), 50) for e in es],
-                          color, name_of(arm, split))
-    for ax, t in zip(axes, ("gradient norm before clipping (node mean, trailing mean of 50 rounds)",
-                            "answer-format rate of own completions (trailing mean of 50 rounds)")):
-        ax.set_title(t, fontsize=10)
+            for ax, (key, _) in zip(axes, DIAGNOSTIC_PANELS):
+                if es and all(np.isfinite(e.values[key]).any() for e in es):
+                    _band(ax, es[0].run.rounds, [trailing_nanmean(e.values[key], 50) for e in es], color,
+                          name_of(arm, split))
+    for ax, (_, title) in zip(axes, DIAGNOSTIC_PANELS):
+        ax.set_title(title + ",\ntrailing mean of 50 rounds (those that log it)", fontsize=9)
         ax.set_xlabel("round")
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, ncol=2)
+            ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "fig_diagnostics.png"), dpi=figures.DPI)
     plt.close(fig)
     return "fig_diagnostics.png"
 
 
-def changes_figure(main_ps, second_ps, out_dir):
+def changes_figures(main_ps, second_ps, out_dir):
+    """Two forest plots (analysis.figures.paired_changes): the main family's 9 comparisons on each
+    primary metric, the generalists' 3 on each of theirs."""
     panel = lambda family, ps, m: [(name.split(": ", 1)[1], {"paired": ps[name]})  # noqa: E731
                                    for name, mm, *_ in family if mm == m]
-    return figures.paired_changes([("non-specialty pass@1", panel(MAIN, main_ps, "nonspec")),
-                                   ("cumulative own reward", panel(MAIN, main_ps, "own")),
-                                   ("generalists: own reward", panel(SECOND, second_ps, "own")),
-                                   ("generalists: pass@1, all tasks", panel(SECOND, second_ps, "all"))],
+    main = figures.paired_changes([("P1: non-specialty pass@1", panel(MAIN, main_ps, "nonspec")),
+                                   ("P2: cumulative own reward", panel(MAIN, main_ps, "own"))],
                                   ["paired"], out_dir, "fig_changes.png",
-                                  "Paired changes by seed, mean and 95% CI (the specialist study's two families)")
+                                  "The main family: paired changes by seed, mean and 95% CI")
+    gen = figures.paired_changes([("own reward", panel(SECOND, second_ps, "own")),
+                                  ("pass@1, all tasks", panel(SECOND, second_ps, "all"))],
+                                 ["paired"], out_dir, "fig_changes_gen.png",
+                                 "The generalists' family: paired changes by seed, mean and 95% CI")
+    return [main[0], gen[0]], main[1]
 
 
 # ---- the report ----------------------------------------------------------------------------
@@ -597,12 +618,13 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
     else:
         main_text = section_main(study)
         second_text = section_second(study)
-        fig = changes_figure(main_text[0], second_text[0], out_dir)
+        changes, caption = changes_figures(main_text[0], second_text[0], out_dir)
+        changes_md = "\n\n".join(f"![paired changes]({f})" for f in changes) + f"\n\n{caption}"
         figs = [tasks_figure(study, out_dir), curves_figure(study, out_dir)]
         diag = section_diagnostics(study)  # before provenance: it may add a warning
         diagnostics_figure(study, out_dir)
         parts = [TITLE, section_definitions(study), section_provenance(study, costs_rows, machine, argv),
-                 main_text[1], second_text[1], f"![paired changes]({fig[0]})\n\n{fig[1]}", section_arms(study),
+                 main_text[1], second_text[1], changes_md, section_arms(study),
                  section_specialty(study), section_arrival(study),
                  "## Pass@1 curves\n\n" + "\n\n".join(f"![{f}]({f})" for f in figs) +
                  "\n\nfig_tasks.png: per task, the nodes specialised on it (solid) against the other nodes (dashed), "

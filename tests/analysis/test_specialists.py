@@ -14,7 +14,7 @@ from synthetic_specialists import E, F, SEEDS, write_study, write_summary
 from analysis.errors import AnalysisError
 from analysis.paired import holm
 from analysis.runs import load_summary
-from analysis.specialists import MAIN, SECOND, TASKS, Study, build, main, run_values
+from analysis.specialists import MAIN, SECOND, TASKS, Study, build, main, run_values, trailing_nanmean
 
 MISSING, INCOMPLETE = "spec_silo-8L0E-s6", "gen_ftis-4L4E-s6"
 
@@ -157,7 +157,7 @@ def test_missing_incomplete_and_provenance(report):
     assert "8 specialised 133k-parameter byte models on four tasks" in text.replace("(the minipaper byte GPT, 2 layers, "
                                                                                    "d_model 64) ", "")
     assert "fixed in results/specialists/README.md" in text and "before any run" in text
-    for f in ("fig_changes.png", "fig_tasks.png", "fig_curves.png", "fig_diagnostics.png"):
+    for f in ("fig_changes.png", "fig_changes_gen.png", "fig_tasks.png", "fig_curves.png", "fig_diagnostics.png"):
         assert (out / f).stat().st_size > 10000 and f"({f})" in text
 
 
@@ -207,3 +207,9 @@ def test_few_seeds_never_crash(tmp_path):
     assert "Holm over the 0 that have a p" in text
     assert np.isfinite(Study(str(tmp_path), SEEDS, 5).compare("nonspec", "spec_ratio1", "4L4E", "spec_silo",
                                                                 "8L0E")["mean"])
+
+
+def test_trailing_nanmean():
+    # the diagnostics' curves: a round without received tokens (NaN) is skipped, not counted as 0
+    out = trailing_nanmean([1.0, np.nan, 3.0, np.nan, np.nan, np.nan], 2)
+    assert list(out[:4]) == [1.0, 1.0, 3.0, 3.0] and np.isnan(out[4:]).all()
