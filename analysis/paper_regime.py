@@ -33,7 +33,7 @@ from .paired import mean_sd
 from .paper import PAPER_CHANGES
 from .report import fmt, table
 from .studies import (ArmStudy, comparison_table, family_table as studies_family_table, pv, read_costs, rel, spread_text,
-                      study_main, study_parser, write_report)
+                      provenance_head, study_main, write_report)
 
 ARMS = {  # arm: its splits
     "paper": ("8L0E", "6L2E", "4L4E", "2L6E", "4L0E"),
@@ -150,12 +150,10 @@ def family_table(study, family, digits):
 # ---- sections -------------------------------------------------------------------------------
 
 def section_provenance(study, costs, machine, argv):
-    lines = ["## Provenance",
-             "Runs: `SEEDS=\"...\" experiments/paper-regime/run.sh build/sapo` (8 ranks a run, 1000 rounds, one warm-up "
-             "`sapo pretrain experiments/paper-regime/base.ini`); summaries: `python3 -m analysis.summarize RUN -o "
-             "results/paper-regime/summaries` (run.sh does it after each run).",
-             f"This report: `python3 -m analysis.paper_regime {' '.join(argv)}`.",
-             f"Machine: {machine or 'not stated (--machine)'}."]
+    lines = provenance_head(
+        "analysis.paper_regime", "Runs: `SEEDS=\"...\" experiments/paper-regime/run.sh build/sapo` (8 ranks a run, 1000 "
+        "rounds, one warm-up `sapo pretrain experiments/paper-regime/base.ini`); summaries: `python3 -m "
+        "analysis.summarize RUN -o results/paper-regime/summaries` (run.sh does it after each run).", machine, argv)
     commits = sorted({r["commit"] for r in costs.values()}) if costs else []
     if commits:
         lines.append(f"Commits of the sapo binary per run (costs.csv): {', '.join(commits)}; between them src/ changed "
@@ -574,12 +572,11 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=(1, 2, 3, 4), la
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    ap = study_parser("analysis.paper_regime", __doc__, "1,2,3,4",
+    return study_main("analysis.paper_regime", __doc__, "1,2,3,4",
                       "costs.csv (run,seconds,status,commit) of experiments/paper-regime/run.sh",
-                      [("--window", dict(type=int, default=100))])
-    return study_main("analysis.paper_regime", ap, argv, lambda a, seeds: build(
-        a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.window, argv))
+                      [("--window", dict(type=int, default=100))],
+                      lambda a, seeds, argv: build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.window, argv),
+                      argv)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ from . import figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import ArmStudy, comparison_table, family_table, read_costs, spread_text, study_main, study_parser, write_report
+from .studies import (ArmStudy, comparison_table, family_table, provenance_head, read_costs, spread_text, study_main,
+                      write_report)
 
 TASKS = ("base_conversion", "basic_arithmetic", "fraction_simplification", "calendar_arithmetic")
 ARMS = {  # arm: its splits (README.md, 'The arms')
@@ -227,12 +228,11 @@ class Study(ArmStudy):
 # ---- sections ------------------------------------------------------------------------------
 
 def section_provenance(study, costs, machine, argv):
-    lines = ["## Provenance",
-             "Runs: `SEEDS=\"1 2 3 4 5 6\" experiments/specialists/run.sh build/sapo FORMAT SPEC` (8 ranks a run, 1000 "
-             "rounds; per seed its warm-ups by experiments/specialists/warmups.sh); each run's summary by `python3 -m "
-             "analysis.summarize RUN -o results/specialists/summaries` (run.sh does it after each run).",
-             f"This report: `python3 -m analysis.specialists {' '.join(argv)}`.",
-             f"Machine: {machine or 'not stated (--machine)'}."]
+    lines = provenance_head(
+        "analysis.specialists", "Runs: `SEEDS=\"1 2 3 4 5 6\" experiments/specialists/run.sh build/sapo FORMAT SPEC` (8 "
+        "ranks a run, 1000 rounds; per seed its warm-ups by experiments/specialists/warmups.sh); each run's summary by "
+        "`python3 -m analysis.summarize RUN -o results/specialists/summaries` (run.sh does it after each run).",
+        machine, argv)
     if costs:
         commits = sorted({r.get("commit") or "–" for r in costs.values()})
         numerics = sorted({r.get("numerics") or "–" for r in costs.values()})
@@ -636,12 +636,11 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    ap = study_parser("analysis.specialists", __doc__, "1,2,3,4,5,6",
+    return study_main("analysis.specialists", __doc__, "1,2,3,4,5,6",
                       "costs.csv (run,seconds,status,commit,numerics) of experiments/specialists/run.sh",
-                      [("--warmups", dict(help="the warm-ups' folder: sSEED/*.json (each warm-up's CKPT.json)"))])
-    return study_main("analysis.specialists", ap, argv, lambda a, seeds: build(
-        a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.warmups, argv))
+                      [("--warmups", dict(help="the warm-ups' folder: sSEED/*.json (each warm-up's CKPT.json)"))],
+                      lambda a, seeds, argv: build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.warmups, argv),
+                      argv)
 
 
 if __name__ == "__main__":

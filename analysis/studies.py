@@ -177,16 +177,25 @@ def read_costs(path):
         raise AnalysisError(f"{path}: cannot read the costs table ({e})") from None
 
 
+def provenance_head(module, runs, machine, argv):
+    """The first lines of a report's provenance: the heading, how the runs were made (runs), the
+    command that made this report and the machine."""
+    return ["## Provenance", runs, f"This report: `python3 -m {module} {' '.join(argv)}`.",
+            f"Machine: {machine or 'not stated (--machine)'}."]
+
+
 def write_report(out_dir, parts):
     """OUT_DIR/REPORT.md: the parts (markdown), a blank line between them."""
     with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
         f.write("\n\n".join(parts) + "\n")
 
 
-def study_parser(module, doc, seeds, costs_help, extra=()):
+def study_main(module, doc, seeds, costs_help, extra, build_with, argv=None):
     """The command line every study report shares: SUMMARY_DIR -o OUT_DIR [--costs FILE]
-    [--machine TEXT] [--seeds LIST] [--last-k K], and a report's own options extra =
-    [(flag, add_argument keywords)]."""
+    [--machine TEXT] [--seeds LIST] [--last-k K] and the report's own options extra = [(flag,
+    add_argument keywords)]; checks --seeds and --last-k, calls build_with(args, seeds, argv).
+    Returns the exit status: 0, 1 on an AnalysisError (one line on stderr), 2 on bad arguments."""
+    argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(prog=f"python3 -m {module}", description=doc.split("\n\n")[0])
     ap.add_argument("summary_dir")
     ap.add_argument("-o", "--out", required=True)
@@ -196,12 +205,6 @@ def study_parser(module, doc, seeds, costs_help, extra=()):
     ap.add_argument("--last-k", type=int, default=5)
     for flag, kw in extra:
         ap.add_argument(flag, **kw)
-    return ap
-
-
-def study_main(module, ap, argv, build_with):
-    """Parse argv with ap (study_parser's), check --seeds and --last-k, call build_with(args,
-    seeds); the exit status: 0, 1 on an AnalysisError (one line on stderr), 2 on bad arguments."""
     a = ap.parse_args(argv)
     try:
         seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
@@ -212,7 +215,7 @@ def study_main(module, ap, argv, build_with):
         print(f"--last-k {a.last_k}: expected at least 1", file=sys.stderr)
         return 2
     try:
-        build_with(a, seeds)
+        build_with(a, seeds, argv)
     except AnalysisError as e:
         print(f"{module}: {e}", file=sys.stderr)
         return 1
