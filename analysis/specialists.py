@@ -237,7 +237,7 @@ def section_provenance(study, costs, machine, argv):
         commits = sorted({r.get("commit") or "–" for r in costs.values()})
         numerics = sorted({r.get("numerics") or "–" for r in costs.values()})
         seconds = [float(r["seconds"]) for r in costs.values() if (r.get("seconds") or "").replace(".", "", 1).isdigit()]
-        lines.append(f"costs.csv: {len(costs)} runs, {sum(seconds) / 3600:.1f} hours of wall time in all; commits of the "
+        lines.append(f"costs.csv: {len(costs)} run{'' if len(costs) == 1 else 's'}, {sum(seconds) / 3600:.1f} hours of wall time in all; commits of the "
                      f"sapo binary: {', '.join(commits)}; numerics versions: {', '.join(numerics)}.")
         if len(numerics) > 1:
             study.warnings.append(f"costs.csv records more than one numerics version ({', '.join(numerics)})")
@@ -356,10 +356,10 @@ def section_arrival(study):
         "## How fast a skill arrives (descriptive)",
         "Per node, the rounds of training until its non-specialty pass@1 (the mean over its three other tasks) first "
         "reaches half of the specialists' level: the mean specialty pass@1 of the run's nodes at its first evaluation "
-        "(before round 0: the warm-ups). Evaluations come every 50 rounds, so a time is the first evaluation at or "
-        "above the level (a multiple of the evaluation interval, `run.eval_every`). Median and mean over the nodes of every seed that reach it; 'never': the "
-        "nodes that do not within the run. The level: mean over seeds (range). No test. The gen_* arms have no "
-        "specialty and no such time.",
+        "(before round 0: the warm-ups). A time is that of the first evaluation at or above the level, so a multiple "
+        "of the evaluation interval (`run.eval_every`, 50 rounds in the plan). Median and mean over the nodes of "
+        "every seed that reach it; 'never': the nodes that do not within the run. The level: mean over seeds "
+        "(range). No test. The gen_* arms have no specialty and no such time.",
         table(["arm", "split", "seeds", "half the specialists' level", "nodes", "reach it", "never",
                "median rounds", "mean rounds", "mean (range) of those that reach it"], rows)])
 

@@ -213,3 +213,30 @@ def test_trailing_nanmean():
     # the diagnostics' curves: a round without received tokens (NaN) is skipped, not counted as 0
     out = trailing_nanmean([1.0, np.nan, 3.0, np.nan, np.nan, np.nan], 2)
     assert list(out[:4]) == [1.0, 1.0, 3.0, 3.0] and np.isnan(out[4:]).all()
+
+
+def test_from_hdf5_through_summarize(tmp_path):
+    # the path of the real runs: node_NNNN.h5 with eval_pass1_by_task over every task id (NaN for those not
+    # asked) and [node.K] run.specialty, summarized by analysis.summarize, read by the report
+    from synthetic_runs import TASKS as IDS, write_run
+    from synthetic_specialists import LABELS, NODES, ROUNDS, pass_table
+    from analysis.summarize import summarize
+    for arm, split, local, external in (("spec_silo", "8L0E", 8, 0), ("spec_ratio1", "4L4E", 4, 4)):
+        for s in (1, 2):
+            ev = np.full((NODES, ROUNDS, len(IDS)), np.nan)
+            planted = pass_table(arm, split, s)
+            for t in TASKS:
+                ev[:, :, IDS.index(t)] = planted[:, :, LABELS.index(t)]
+            write_run(str(tmp_path / "runs" / f"{arm}-{split}-s{s}"), np.full((NODES, ROUNDS), 0.05), local=local,
+                      external=external, seed=s, extra={"run.eval_first": "true"}, eval_by_task=ev,
+                      nodes={k: {"run.specialty": TASKS[k % 4]} for k in range(NODES)})
+    summarize([str(tmp_path / "runs")], str(tmp_path / "sum"), log=lambda msg: None)
+    study = Study(str(tmp_path / "sum"), (1, 2), 5)
+    for arm, split in (("spec_silo", "8L0E"), ("spec_ratio1", "4L4E")):
+        values = study.values(arm, split, "nonspec")
+        assert sorted(values) == [1, 2]
+        for s, v in values.items():
+            assert v == pytest.approx(0.08 + 0.003 * s + E(arm, split, s), abs=1e-12)
+    p = study.compare("nonspec", "spec_ratio1", "4L4E", "spec_silo", "8L0E")
+    assert p["n"] == 2 and p["mean"] == pytest.approx(0.03 + 0.002 * (1.5 - 3.5), abs=1e-12)  # seeds 1, 2
+    assert not [w for w in study.warnings if not w.endswith(": missing")]
