@@ -32,8 +32,8 @@ from .noise import white_noise
 from .paired import mean_sd
 from .paper import PAPER_CHANGES
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, family_table as studies_family_table, pv, read_costs, rel, spread_text,
-                      provenance_head, study_main, write_report)
+from .studies import (ArmStudy, comparison_table, family_table as studies_family_table, provenance_head, pv, read_costs,
+                      rel, spread_text, study_main, write_report)
 
 ARMS = {  # arm: its splits
     "paper": ("8L0E", "6L2E", "4L4E", "2L6E", "4L0E"),
@@ -136,11 +136,6 @@ class Study(ArmStudy):
     def __init__(self, summary_dir, seeds, last_k, window):
         self.last_k, self.window = last_k, window
         super().__init__(summary_dir, ARMS, seeds, lambda e: run_values(e.run, last_k, window), PENDING)
-
-
-def lr_text(lr):
-    """A log-ratio change: the geometric mean ratio over seeds - 1, and its CI."""
-    return rel(lr)
 
 
 def family_table(study, family, digits):

@@ -287,9 +287,10 @@ def section_definitions(study):
 
 
 def section_family(study, family, title, note):
-    ps, text = family_table(study, family, DIGITS, metric_labels(study.last_k), with_ci=True)
+    ps, text = family_table(study, family, DIGITS, metric_labels(study.last_k), with_ci=True, whole=True)
     m = sum(np.isfinite(p["p"]) for p in ps.values())
-    return ps, "\n\n".join([f"## {title}", f"{note}: {len(family)} comparisons, Holm over the {m} that have a p.", text])
+    return ps, "\n\n".join([f"## {title}", f"{note}: {len(family)} comparisons, Holm over all {len(family)} ({m} with a "
+                                           f"p; one without, fewer than 2 paired seeds, counts as p = 1).", text])
 
 
 def section_main(study):

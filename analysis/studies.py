@@ -117,20 +117,21 @@ def ci_text(p, digits):
     return f"[{signed(p['lo'], digits)}, {signed(p['hi'], digits)}]" if np.isfinite(p["half"]) else "–"
 
 
-def family_table(study, family, digits, metric_label, with_ci=False):
+def family_table(study, family, digits, metric_label, with_ci=False, whole=False):
     """The comparisons of one Holm family as a table. family: [(name, metric, arm A, split A,
     arm B, split B)], A - B paired by seed; digits: an int or {metric: int}; with_ci adds the
     difference's 95% CI and, where the log-ratio has fewer seeds than the difference (a value
-    <= 0), its n. Returns ({name: compare()}, markdown)."""
+    <= 0), its n. Holm's m is the number of comparisons with a p, or with whole the size of the
+    family (a comparison without a p counts as p = 1). Returns ({name: compare()}, markdown)."""
     dig = (lambda m: digits[m]) if isinstance(digits, dict) else (lambda m: digits)  # noqa: E731
     if len({c[0] for c in family}) != len(family):
         raise ValueError("a family's comparisons need distinct names (they key its Holm correction)")
     ps = {name: study.compare(m, a, sa, b, sb) for name, m, a, sa, b, sb in family}
-    adj = holm({k: p["p"] for k, p in ps.items()})
+    adj = holm({k: 1.0 if whole and not np.isfinite(p["p"]) else p["p"] for k, p in ps.items()})
     rows = []
     for name, m, a, sa, b, sb in family:
         p, d = ps[name], dig(m)
-        padj, rejected = adj.get(name, (float("nan"), False))
+        padj, rejected = adj.get(name, (float("nan"), False)) if np.isfinite(p["p"]) else (float("nan"), False)
         p["holm_p"], p["rejected"] = padj, rejected
         if p["n"] < 2:
             verdict = "untestable (fewer than 2 paired seeds)"

@@ -117,7 +117,7 @@ def test_family_sizes_and_holm(report, study_dir):
     assert len(SECOND) == 6 and sorted(m for _, m, *_ in SECOND) == ["all"] * 3 + ["own"] * 3
     main_part = text[text.index("## The main family"):text.index("## The generalists' family")]
     rows = [l for l in main_part.splitlines() if l.startswith("| P")]
-    assert len(rows) == 18 and "Holm over the 18 that have a p" in main_part
+    assert len(rows) == 18 and "Holm over all 18 (18 with a p" in main_part
     # the report's Holm p of each row is Holm's over all 18 t-test p values, computed here again
     study = Study(study_dir[1], SEEDS, 5)
     ps = {name: study.compare(m, a, sa, b, sb)["p"] for name, m, a, sa, b, sb in MAIN}
@@ -204,7 +204,7 @@ def test_few_seeds_never_crash(tmp_path):
     build(str(tmp_path), str(tmp_path / "out"))
     text = (tmp_path / "out" / "REPORT.md").read_text()
     assert "untestable (fewer than 2 paired seeds)" in row(text, "| P1: spec_ratio1 4/4 vs spec_silo 8/0 |")[12]
-    assert "Holm over the 0 that have a p" in text
+    assert "Holm over all 18 (0 with a p" in text
     assert np.isfinite(Study(str(tmp_path), SEEDS, 5).compare("nonspec", "spec_ratio1", "4L4E", "spec_silo",
                                                                 "8L0E")["mean"])
 
@@ -240,3 +240,19 @@ def test_from_hdf5_through_summarize(tmp_path):
     p = study.compare("nonspec", "spec_ratio1", "4L4E", "spec_silo", "8L0E")
     assert p["n"] == 2 and p["mean"] == pytest.approx(0.03 + 0.002 * (1.5 - 3.5), abs=1e-12)  # seeds 1, 2
     assert not [w for w in study.warnings if not w.endswith(": missing")]
+
+
+def test_holm_counts_the_whole_family(tmp_path):
+    # two seeds of two arms: only spec_ratio1 vs spec_silo 8/0 has a p (on both metrics); Holm's m is still 18
+    for s in (1, 2):
+        write_summary(str(tmp_path / f"spec_silo-8L0E-s{s}.npz"), "spec_silo", "8L0E", s)
+        write_summary(str(tmp_path / f"spec_ratio1-4L4E-s{s}.npz"), "spec_ratio1", "4L4E", s)
+    build(str(tmp_path), str(tmp_path / "out"), seeds=(1, 2))
+    text = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "Holm over all 18 (2 with a p" in text
+    study = Study(str(tmp_path), (1, 2), 5)
+    ps = sorted(study.compare(m, "spec_ratio1", "4L4E", "spec_silo", "8L0E")["p"] for m in ("nonspec", "own"))
+    cells = [row(text, f"| {n}: spec_ratio1 4/4 vs spec_silo 8/0 |") for n in ("P1", "P2")]
+    holm_ps = sorted(float(c[9]) for c in cells)
+    assert holm_ps[0] == pytest.approx(min(1.0, 18 * ps[0]), abs=0.0006)  # printed with 3 decimals
+    assert row(text, "| P1: spec_tis 4/4 vs spec_silo 8/0 |")[9] == "–"
