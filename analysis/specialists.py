@@ -11,7 +11,7 @@ Usage:
                spec_ratio1, spec_positive_only, spec_tis, spec_ftis (4L4E), gen_silo (8L0E 4L0E),
                gen_ratio1, gen_positive_only, gen_ftis (4L4E)
   --costs      costs.csv of experiments/specialists/run.sh (run,seconds,status,commit,numerics)
-  --warmups    the warm-ups' folder (experiments/specialists/warmups.sh): sSEED/*.json per seed,
+  --warmups    the warm-ups' folder (experiments/specialists/warmups.sh): sSEED/*.ckpt.json per seed,
                each warm-up's CKPT.json (its held-out pass@1 and draws)
 
 Writes OUT_DIR/REPORT.md and OUT_DIR/fig_*.png. The metrics (README.md, 'Metrics'):
@@ -404,7 +404,7 @@ def read_warmups(folder, seeds, warnings):
     """{seed: [(stem, CKPT.json dict)]} of the warm-ups' JSONs in folder/sSEED/."""
     out = {}
     for seed in seeds:
-        files = sorted(glob.glob(os.path.join(folder, f"s{seed}", "*.json")))
+        files = sorted(glob.glob(os.path.join(folder, f"s{seed}", "*.ckpt.json")))
         if not files:
             warnings.append(f"{os.path.join(folder, f's{seed}')}: no warm-up JSON")
             continue
@@ -412,7 +412,7 @@ def read_warmups(folder, seeds, warnings):
         for path in files:
             try:
                 with open(path, encoding="utf-8") as f:
-                    out[seed].append((os.path.basename(path).replace(".ckpt.json", "").replace(".json", ""), json.load(f)))
+                    out[seed].append((os.path.basename(path)[:-len(".ckpt.json")], json.load(f)))
             except (OSError, ValueError) as e:
                 warnings.append(f"{path}: unreadable ({e})")
     return out
@@ -446,7 +446,10 @@ def section_warmups(warmups):
         "over the four tasks; 'rule': whether a specialist meets the calibration rule (specialty pass@1 in 0.10-0.40, "
         "each other task below 0.03, tags at least 0.7 on every task).",
         table(["seed", "warm-up", "steps", "demonstrations", "held-out drawn"] + [f"pass@1 {t}" for t in TASKS] +
-              ["lowest tag rate", "rule"], rows)])
+              ["lowest tag rate", "rule"], rows),
+        "Held-out questions drawn (and drawn again) over all these warm-ups: " + ", ".join(
+            f"seed {seed} {sum(int(d.get('held_out_drawn', 0) or 0) for _, d in items)}"
+            for seed, items in sorted(warmups.items())) + "."])
 
 
 # ---- figures -------------------------------------------------------------------------------
@@ -639,7 +642,7 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
 def main(argv=None):
     return study_main("analysis.specialists", __doc__, "1,2,3,4,5,6",
                       "costs.csv (run,seconds,status,commit,numerics) of experiments/specialists/run.sh",
-                      [("--warmups", dict(help="the warm-ups' folder: sSEED/*.json (each warm-up's CKPT.json)"))],
+                      [("--warmups", dict(help="the warm-ups' folder: sSEED/*.ckpt.json (each warm-up's CKPT.json)"))],
                       lambda a, seeds, argv: build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.warmups, argv),
                       argv)
 

@@ -154,6 +154,7 @@ def test_missing_incomplete_and_provenance(report):
     assert "s6: no warm-up JSON" in text
     assert row(text, "| 1 | spec-base_conversion |")[-2] == "yes"  # specialty 0.2, others 0.01, tags 0.8
     assert row(text, "| 1 | spec-basic_arithmetic |")[-2] == "no"  # others at 0.05
+    assert "drawn again) over all these warm-ups: seed 1 14, seed 2 14," in text
     assert "8 specialised 133k-parameter byte models on four tasks" in text.replace("(the minipaper byte GPT, 2 layers, "
                                                                                    "d_model 64) ", "")
     assert "fixed in results/specialists/README.md" in text and "before any run" in text
