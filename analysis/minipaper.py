@@ -194,8 +194,9 @@ class SplitRuns:
         self.runs = runs
 
 
-def scan(summary_dir):
-    """{(arm, split, seed): path} of the ARM-SPLIT-sSEED.npz files, and the other .npz names."""
+def scan(summary_dir, allow_empty=False):
+    """{(arm, split, seed): path} of the ARM-SPLIT-sSEED.npz files, and the other .npz names;
+    an AnalysisError when there is none, unless allow_empty."""
     if not os.path.isdir(summary_dir):
         what = "not a directory" if os.path.exists(summary_dir) else "no such directory"
         raise AnalysisError(f"{summary_dir}: {what} (expected a folder of ARM-SPLIT-sSEED.npz summaries)")
@@ -208,7 +209,7 @@ def scan(summary_dir):
             ignored.append(f)
             continue
         found[(m.group("arm"), m.group("split"), int(m.group("seed")))] = os.path.join(summary_dir, f)
-    if not found:
+    if not found and not allow_empty:
         raise AnalysisError(f"{summary_dir}: no ARM-SPLIT-sSEED.npz summaries in it (e.g. paper-4L4E-s1.npz, written "
                             f"by python3 -m analysis.summarize)")
     return found, ignored

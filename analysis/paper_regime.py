@@ -18,8 +18,6 @@ relative change as a log-ratio CI per seed. The comparisons against the equal-ge
 4/0 are POST HOC (issue 35) and outside the Holm family. A missing run is a warning and leaves its
 comparisons with fewer seeds, never a crash; a pending arm (PENDING) is listed, not warned about.
 Deterministic output: no dates."""
-import argparse
-import csv
 import os
 import sys
 
@@ -27,15 +25,15 @@ import numpy as np
 from scipy import stats
 
 from . import figures
-from .errors import AnalysisError
 from .grouping import node_split
 from .metrics import eval_curve
-from .minipaper import scan, sha256, signed
+from .minipaper import sha256, signed
 from .noise import white_noise
-from .paired import holm, log_ratio, mde, mean_sd, p_signflip, p_value, paired
+from .paired import mean_sd
 from .paper import PAPER_CHANGES
 from .report import fmt, table
-from .runs import load_summary, require_one_numerics
+from .studies import (ArmStudy, comparison_table, family_table as studies_family_table, provenance_head, pv, read_costs,
+                      rel, spread_text, study_main, write_report)
 
 ARMS = {  # arm: its splits
     "paper": ("8L0E", "6L2E", "4L4E", "2L6E", "4L0E"),
@@ -93,13 +91,6 @@ METRIC_LABEL = {"train": "cumulative training-batch reward", "own": "cumulative 
                 "pass": "held-out pass@1, last K evaluations", "learn": "own reward, last 100 rounds - rounds 0-9"}
 
 
-class Entry:
-    def __init__(self, arm, split, seed, path):
-        self.arm, self.split, self.seed, self.path = arm, split, seed, path
-        self.run = load_summary(path)
-        self.status = "used" if self.run.complete else f"incomplete: {self.run.n_rounds} of {self.run.expected_rounds} rounds"
-
-
 def samples_per_round(run):
     """I x L of node 0 (every node of these runs has the same split)."""
     local = node_split(run)[0][0] or 0
@@ -141,107 +132,23 @@ def run_values(run, last_k, window):
     return v
 
 
-class Study:
+class Study(ArmStudy):
     def __init__(self, summary_dir, seeds, last_k, window):
-        found, self.ignored = scan(summary_dir)
-        self.seeds, self.last_k, self.window, self.warnings = list(seeds), last_k, window, []
-        self.entries = {}
-        for (arm, split, seed), path in sorted(found.items()):
-            if arm not in ARMS or split not in ARMS[arm] or seed not in self.seeds:
-                self.ignored.append(os.path.basename(path))
-                continue
-            e = Entry(arm, split, seed, path)
-            if not e.run.complete:
-                self.warnings.append(f"{e.path}: {e.status}; left out")
-            else:
-                e.values = run_values(e.run, last_k, window)
-            self.entries[(arm, split, seed)] = e
-        require_one_numerics((e.path, e.run) for e in self.entries.values())
-        self.pending = []
-        for arm, splits in ARMS.items():
-            for split in splits:
-                for seed in self.seeds:
-                    if (arm, split, seed) not in self.entries:
-                        if arm in PENDING:
-                            self.pending.append(f"{arm}-{split}-s{seed}.npz")
-                        else:
-                            self.warnings.append(f"{arm}-{split}-s{seed}.npz: missing")
-
-    def has(self, arm, split):
-        return any(a == arm and sp == split and hasattr(e, "values") for (a, sp, _), e in self.entries.items())
-
-    def values(self, arm, split, key):
-        return {s: e.values[key] for (a, sp, s), e in self.entries.items()
-                if a == arm and sp == split and hasattr(e, "values")}
-
-    def compare(self, key, a, sa, b, sb):
-        p = paired(self.values(a, sa, key), self.values(b, sb, key))
-        p["p"] = p_value(p)
-        p["mde"] = mde(p["sd"], p["n"])
-        p["p_signflip"] = p_signflip(p)
-        p["lr"] = log_ratio(self.values(a, sa, key), self.values(b, sb, key))
-        return p
-
-
-def rel(p):
-    """A relative change with its CI: +7.9% [+5.0, +10.9] (p: a paired() or log_ratio() result)."""
-    if not np.isfinite(p["rel"]):
-        return "–"
-    if not np.isfinite(p["rel_lo"]):
-        return f"{100 * p['rel']:+.1f}%"
-    return f"{100 * p['rel']:+.1f}% [{100 * p['rel_lo']:+.1f}, {100 * p['rel_hi']:+.1f}]"
-
-
-def pv(x):
-    return "–" if not np.isfinite(x) else (f"{x:.3f}" if x >= 0.001 else "<0.001")
-
-
-def lr_text(lr):
-    """A log-ratio change: the geometric mean ratio over seeds - 1, and its CI."""
-    return rel(lr)
-
-
-def signs(p):
-    """'4 of 4 seeds > 0' style count of the paired differences' signs."""
-    if not p["n"]:
-        return "–"
-    up, down = sum(d > 0 for d in p["diffs"]), sum(d < 0 for d in p["diffs"])
-    return f"{up}+ / {down}- of {p['n']}"
+        self.last_k, self.window = last_k, window
+        super().__init__(summary_dir, ARMS, seeds, lambda e: run_values(e.run, last_k, window), PENDING)
 
 
 def family_table(study, family, digits):
-    ps = {name: study.compare(m, a, sa, b, sb) for name, m, a, sa, b, sb in family}
-    adj = holm({k: p["p"] for k, p in ps.items()})
-    rows = []
-    for name, m, a, sa, b, sb in family:
-        p = ps[name]
-        padj, rejected = adj.get(name, (float("nan"), False))
-        if p["n"] < 2:
-            verdict = "untestable (fewer than 2 paired seeds)"
-        elif rejected:
-            verdict = "**significant after Holm**"
-        else:
-            verdict = f"not significant after Holm (MDE {signed(p['mde'], digits)}, {pct_of(p['mde'], p['base'])})"
-        rows.append([name, METRIC_LABEL[m], p["n"], fmt(p["base"], digits), signed(p["mean"], digits), rel(p),
-                     pv(p["p"]), pv(padj), pv(p["p_signflip"]), lr_text(p["lr"]), verdict])
-    return ps, table(["comparison", "metric", "n", "reference mean", "mean difference", "relative change [95% CI]",
-                      "p", "Holm p", "sign-flip p", "log-ratio change [95% CI]", "verdict"], rows,
-                     ["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"])
-
-
-def pct_of(x, base):
-    return "–" if not (np.isfinite(x) and np.isfinite(base) and base) else f"{100 * x / abs(base):.1f}% of the reference"
+    return studies_family_table(study, family, digits, METRIC_LABEL)
 
 
 # ---- sections -------------------------------------------------------------------------------
 
 def section_provenance(study, costs, machine, argv):
-    lines = ["## Provenance",
-             "Runs: `SEEDS=\"...\" experiments/paper-regime/run.sh build/sapo` (8 ranks a run, 1000 rounds, one warm-up "
-             "`sapo pretrain experiments/paper-regime/base.ini`); summaries: `python3 -m analysis.summarize RUN -o "
-             "results/paper-regime/summaries` (run.sh does it after each run).",
-             f"This report: `python3 -m analysis.paper_regime {' '.join(argv)}`.",
-             f"Machine: {machine or 'not stated (--machine)'}."]
+    lines = provenance_head(
+        "analysis.paper_regime", "Runs: `SEEDS=\"...\" experiments/paper-regime/run.sh build/sapo` (8 ranks a run, 1000 "
+        "rounds, one warm-up `sapo pretrain experiments/paper-regime/base.ini`); summaries: `python3 -m "
+        "analysis.summarize RUN -o results/paper-regime/summaries` (run.sh does it after each run).", machine, argv)
     commits = sorted({r["commit"] for r in costs.values()}) if costs else []
     if commits:
         lines.append(f"Commits of the sapo binary per run (costs.csv): {', '.join(commits)}; between them src/ changed "
@@ -461,12 +368,8 @@ def section_tasks(study):
 
 
 def section_posthoc(study):
-    rows = []
-    for name, m, a, sa, b, sb in POST_HOC:
-        p = study.compare(m, a, sa, b, sb)
-        digits = 3 if m == "pass" else 2
-        rows.append([name, METRIC_LABEL[m], p["n"], fmt(p["base"], digits), signed(p["mean"], digits), rel(p), pv(p["p"]),
-                     pv(p["p_signflip"]), lr_text(p["lr"]), signs(p)])
+    _, text = comparison_table(study, POST_HOC, {"own": 2, "train": 2, "pass": 3}, METRIC_LABEL,
+                               "comparison (post hoc)")
     return "\n\n".join([
         "## POST HOC: the corrections against the equal-generation silo 4/0",
         "Not part of the planned comparisons: added by issue 35 after every seed had been seen, so read them as "
@@ -475,16 +378,7 @@ def section_posthoc(study):
         "against 8/0 on the training-batch metric set what genrl would log beside the planned own-reward rows. No Holm "
         "correction; the t-test p, the exact sign-flip p (its floor with n = 4 is 0.125) and the count of seeds "
         "whose difference is above / below 0 are given together. The tis rows stay empty until the tis arm is run.",
-        table(["comparison (post hoc)", "metric", "n", "reference mean", "mean difference", "relative change [95% CI]",
-               "p", "sign-flip p", "log-ratio change [95% CI]", "seeds"], rows,
-              ["l", "l", "r", "r", "r", "r", "r", "r", "r", "l"])])
-
-
-def _spread(values, digits):
-    m = mean_sd(values)
-    if not m[2]:
-        return "–"
-    return f"{fmt(m[0], digits)} ({fmt(min(values), digits)}-{fmt(max(values), digits)})"
+        text])
 
 
 def growth(ratios):
@@ -502,17 +396,17 @@ def section_diagnostics(study):
             es = [e for (a, sp, _), e in sorted(study.entries.items()) if a == arm and sp == split and hasattr(e, "values")]
             get = lambda k: [e.values[k] for e in es if np.isfinite(e.values[k])]  # noqa: E731
             offp = arm in ("ftis", "tis")  # the only arms that weight received tokens
-            rows.append([arm, SPLIT_LABEL[split], len(es), _spread(get("drop"), 3) if arm == "ftis" else "–",
-                         _spread(get("drop_end"), 3) if arm == "ftis" else "–",
-                         _spread(get("weight"), 3) if offp else "–", _spread(get("capped"), 4) if offp else "–",
-                         _spread(get("format_first"), 2),
-                         _spread(get("format_end"), 2)])
+            rows.append([arm, SPLIT_LABEL[split], len(es), spread_text(get("drop"), 3) if arm == "ftis" else "–",
+                         spread_text(get("drop_end"), 3) if arm == "ftis" else "–",
+                         spread_text(get("weight"), 3) if offp else "–", spread_text(get("capped"), 4) if offp else "–",
+                         spread_text(get("format_first"), 2),
+                         spread_text(get("format_end"), 2)])
             g = np.stack([e.values["grad_curve"] for e in es])
             nanmean = lambda x: float(np.nanmean(x)) if np.isfinite(x).any() else float("nan")  # noqa: E731
             grad_rows.append([arm, SPLIT_LABEL[split], fmt(nanmean(g[:, :START]), 3)] +
                              [fmt(nanmean(g[:, a:b]), 3) for a, b in windows] +
                              [growth([e.values["grad_end"] / e.values["grad_first"] for e in es]),
-                              _spread([e.values["grad_max"] for e in es], 2)])
+                              spread_text([e.values["grad_max"] for e in es], 2)])
     return "\n\n".join([
         "## Diagnostics: F-TIS drops, importance weights, gradient norms, format",
         "From the summaries' node-mean columns (`mean/offpolicy_dropped`, `mean/offpolicy_weight`, "
@@ -634,16 +528,6 @@ def changes_figure(study, primary_ps, out_dir):
 
 # ---- the report ----------------------------------------------------------------------------
 
-def read_costs(path):
-    if not path:
-        return {}
-    try:
-        with open(path, newline="") as f:
-            return {r["run"]: r for r in csv.DictReader(f)}  # a resumed run's last line wins
-    except (OSError, KeyError, csv.Error) as e:
-        raise AnalysisError(f"{path}: cannot read the costs table ({e})") from None
-
-
 def build(summary_dir, out_dir, costs=None, machine=None, seeds=(1, 2, 3, 4), last_k=5, window=100, argv=()):
     study = Study(summary_dir, seeds, last_k, window)
     os.makedirs(out_dir, exist_ok=True)
@@ -678,33 +562,16 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=(1, 2, 3, 4), la
              "## Not tested\n\nQuantities that hold by construction get no test: own reward per 1,000 completions "
              "(it scales as 8/I with the split), completions generated, the frozen lift's sign (the filter keeps "
              "only external groups with a success). They are described, not tested."]
-    with open(os.path.join(out_dir, "REPORT.md"), "w") as f:
-        f.write("\n\n".join(parts) + "\n")
+    write_report(out_dir, parts)
     return study
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(prog="python3 -m analysis.paper_regime", description=__doc__.split("\n\n")[0])
-    ap.add_argument("summary_dir")
-    ap.add_argument("-o", "--out", required=True)
-    ap.add_argument("--costs", help="costs.csv (run,seconds,status,commit) of experiments/paper-regime/run.sh")
-    ap.add_argument("--machine", help="the machine the runs ran on, for the provenance line")
-    ap.add_argument("--seeds", default="1,2,3,4")
-    ap.add_argument("--last-k", type=int, default=5)
-    ap.add_argument("--window", type=int, default=100)
-    a = ap.parse_args(argv)
-    try:
-        seeds = [int(s) for s in a.seeds.split(",") if s.strip()]
-    except ValueError:
-        print(f"--seeds {a.seeds!r}: expected comma-separated integers", file=sys.stderr)
-        return 2
-    try:
-        build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.window, argv)
-    except AnalysisError as e:
-        print(f"analysis.paper_regime: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return study_main("analysis.paper_regime", __doc__, "1,2,3,4",
+                      "costs.csv (run,seconds,status,commit) of experiments/paper-regime/run.sh",
+                      [("--window", dict(type=int, default=100))],
+                      lambda a, seeds, argv: build(a.summary_dir, a.out, a.costs, a.machine, seeds, a.last_k, a.window, argv),
+                      argv)
 
 
 if __name__ == "__main__":
