@@ -35,6 +35,8 @@ NUMERICS=$(study_numerics "$SAPO")
 
 for seed in $SEEDS; do
   w=$(experiments/specialists/warmups.sh "$SAPO" "$seed" "$FORMAT" "$SPEC" "$RUNS/warmups/s$seed")
+  mkdir -p "$OUT/warmups/s$seed" # the warm-ups' CKPT.json files, committed (analysis.specialists --warmups)
+  cp "$w"/*.ckpt.json "$OUT/warmups/s$seed/"
   mapfile -t spec < <(study_spec_keys "$w")
   gen=(model.init="$w/gen.ckpt")
   study_run spec_silo-8L0E-s$seed "$EXP/8L0E.ini" "$seed" "${spec[@]}"
