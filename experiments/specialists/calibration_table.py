@@ -1,7 +1,8 @@
 """The specialist calibration's table (results/specialists/calibration/candidates.csv) from the
 warm-ups' CKPT.json files copied under DIR/fFORMAT-sSPEC/ (and DIR/fFORMAT-format.ckpt.json), by
 the rule of results/specialists/README.md: a specialty's own pass@1 in 0.10-0.40, every other
-task below 0.03, the answer-tag rate at least 0.7 on every task.
+task below 0.03, the answer-tag rate at least 0.7 on every task. A warm-up not made yet (a cell
+that was stopped) is a row marked pending.
 usage: python3 experiments/specialists/calibration_table.py DIR OUT.csv"""
 import glob
 import json
@@ -21,6 +22,9 @@ def main(folder, out):
     for f, s, d in cells:
         for t in TASKS:
             path = os.path.join(d, f"spec-{t}.ckpt.json")
+            if not os.path.exists(path):  # a cell stopped before this warm-up: listed, not judged
+                rows.append(f"{f},{s},{t},,,,,pending")
+                continue
             try:
                 with open(path) as fh:
                     j = json.load(fh)
