@@ -377,7 +377,10 @@ def section_posthoc(study):
         "these ask whether the received groups add anything once a correction keeps them from doing harm; the rows "
         "against 8/0 on the training-batch metric set what genrl would log beside the planned own-reward rows. No Holm "
         "correction; the t-test p, the exact sign-flip p (its floor with n = 4 is 0.125) and the count of seeds "
-        "whose difference is above / below 0 are given together. The tis rows stay empty until the tis arm is run.",
+        "whose difference is above / below 0 are given together. "
+        + ("The tis rows have fewer seeds until the tis arm is complete." if study.pending else
+           "The tis arm was run after the others (issue 35), on the same warm-up with a binary of the same numerics "
+           "(678459c), its round-0 evaluation equal to ftis's on every node."),
         text])
 
 
