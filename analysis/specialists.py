@@ -532,16 +532,7 @@ def curves_figure(study, out_dir):
                 if ok:
                     n, xs = _same_evals(ok)
                     _band(axes[2], xs, [e.values["task_curves"][:, :n].mean(axis=(0, 2)) for e in ok], color, label, "o-")
-    for ax, t in zip(axes, titles):
-        ax.set_title(t, fontsize=10)
-        ax.set_xlabel("round")
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "fig_curves.png"), dpi=figures.DPI)
-    plt.close(fig)
-    return "fig_curves.png"
+    return figures.finish_panels(fig, axes, titles, "round", out_dir, "fig_curves.png")
 
 
 def trailing_nanmean(x, w):
