@@ -31,7 +31,8 @@ from .paired import t975
 from .report import fmt, table
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
-from .studies import ArmStudy, family_table, provenance_head, read_costs, spread_text, study_main, write_report
+from .studies import (ArmStudy, costs_line, family_table, provenance_head, read_costs, spread_text, study_main,
+                      write_report)
 
 CONDS = ("lat4", "lat32", "drop50", "churn30", "slow4")
 ARMS = ("ratio1", "positive_only", "ftis")
@@ -40,6 +41,10 @@ SPLIT = "4L4E"
 SILO = ("spec_silo", "8L0E")
 SLOW, TWINS = (0, 5), (4, 1)  # the slow nodes and their fast twins (same specialty)
 DIGITS = {"nonspec": 3, "own": 1}
+# what each condition sets (README.md, 'Conditions'); a run whose config says otherwise is a warning
+KEYS = {"lat4": {"net.latency": "4"}, "lat32": {"net.latency": "32"}, "drop50": {"net.drop": "0.5"},
+        "churn30": {"net.offline": "0.3", "net.offline_len": "20"},
+        "slow4": {"node.0.net.slowdown": "4", "node.5.net.slowdown": "4"}}
 DIAG = ("external_age_mean", "external_age_min", "external_age_max", "shortfall", "offpolicy_weight",
         "offpolicy_capped", "offpolicy_dropped")
 AGE_BINS = (0, 1, 2, 4, 8, 16, 32, 64, np.inf)
@@ -96,9 +101,23 @@ class Study(ArmStudy):
         for e in self.entries.values():
             for note in getattr(e, "values", {}).get("notes", []):
                 self.warnings.append(f"{e.path}: {note}")
+            cond = e.arm.split("_", 1)[0]
+            for key, want in KEYS.get(cond, {}).items():
+                node, rest = (key.split(".", 2)[1:] if key.startswith("node.") else (None, key))
+                got = e.run.config.get(rest) if node is None else e.run.config.node_get(int(node), rest)
+                if got is None or not _same(got, want):
+                    self.warnings.append(f"{e.path}: {key} = {got if got is not None else '(not set)'}, the plan's "
+                                         f"{cond} sets {want}")
 
     def expected(self):
         return len(CONDS) * len(ARMS) * len(self.seeds)
+
+
+def _same(got, want):
+    try:
+        return float(got) == float(want)
+    except (TypeError, ValueError):
+        return str(got).strip() == want
 
 
 # ---- what survives -------------------------------------------------------------------------
@@ -282,6 +301,8 @@ TITLE = "# The network at learning scale (issue 36)"
 def section_provenance(study, costs, machine, argv):
     lines = provenance_head("analysis.network", "Runs: experiments/network/ (COND.ini over the specialists' configs, "
                             "seeds 1-4); the clean runs and the silo are the specialist study's.", machine, argv)
+    if costs:
+        lines.append(costs_line(costs, study.warnings))
     rows = [[f"`{os.path.basename(e.path)}`", e.run.n_rounds, e.status,
              costs.get(f"{a}-{sp}-s{sd}", {}).get("commit", "–"), e.run.numerics]
             for (a, sp, sd), e in sorted(study.entries.items())]
@@ -294,6 +315,21 @@ def section_provenance(study, costs, machine, argv):
     if study.warnings:
         lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in study.warnings))
     return "\n\n".join(lines)
+
+
+def section_definitions(last_k):
+    return "\n\n".join([
+        "## The question and the metrics",
+        "How much of what sharing gives survives stale, lost and missing messages and slow peers, and which way of "
+        "training received answers degrades least? The specialist swarm (8 nodes, node k warmed up on task k mod 4, "
+        "4 local and 4 external groups) under five network conditions (lat4, lat32: every message 4 or 32 rounds "
+        "late; drop50: half the messages lost; churn30: nodes offline 30% of rounds; slow4: nodes 0 and 5 4x slower), "
+        "three arms (ratio1, positive_only, ftis); clean: the specialist study's runs of the same arm and seed.",
+        f"- **Primary 1, non-specialty pass@1**: per node the mean held-out pass@1 over the three tasks it was not "
+        f"warmed on, the mean over nodes, averaged over the last {last_k} evaluations.\n"
+        "- **Primary 2, cumulative own reward**: the sum over nodes and rounds of each node's own mean reward.\n"
+        "- Every comparison is paired by seed: the Student t 95% CI, the t test's p, Holm's p within its family and "
+        "the exact sign-flip p. Everything outside the two families is descriptive."])
 
 
 def section_family(study, family, title, what, labels):
@@ -325,7 +361,8 @@ def build(summary_dir, out_dir, clean_dir, costs=None, machine=None, seeds=SEEDS
         survival_figure(surv, out_dir)
         diag = section_diagnostics(study)
         age_figure(study, out_dir)
-        parts = [TITLE, section_provenance(study, costs_rows, machine, argv), prim[1], sec[1], surv_md,
+        parts = [TITLE, section_definitions(last_k), section_provenance(study, costs_rows, machine, argv), prim[1],
+                 sec[1], surv_md,
                  section_slow(study), diag, SCOPE]
         study.primary, study.secondary, study.survival = prim[0], sec[0], surv
     write_report(out_dir, parts)

@@ -38,7 +38,7 @@ from . import figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, family_table, provenance_head, read_costs, spread_text, study_main,
+from .studies import (ArmStudy, comparison_table, costs_line, family_table, provenance_head, read_costs, spread_text, study_main,
                       write_report)
 
 TASKS = ("base_conversion", "basic_arithmetic", "fraction_simplification", "calendar_arithmetic")
@@ -234,13 +234,7 @@ def section_provenance(study, costs, machine, argv):
         "`python3 -m analysis.summarize RUN -o results/specialists/summaries` (run.sh does it after each run).",
         machine, argv)
     if costs:
-        commits = sorted({r.get("commit") or "–" for r in costs.values()})
-        numerics = sorted({r.get("numerics") or "–" for r in costs.values()})
-        seconds = [float(r["seconds"]) for r in costs.values() if (r.get("seconds") or "").replace(".", "", 1).isdigit()]
-        lines.append(f"costs.csv: {len(costs)} run{'' if len(costs) == 1 else 's'}, {sum(seconds) / 3600:.1f} hours of wall time in all; commits of the "
-                     f"sapo binary: {', '.join(commits)}; numerics versions: {', '.join(numerics)}.")
-        if len(numerics) > 1:
-            study.warnings.append(f"costs.csv records more than one numerics version ({', '.join(numerics)})")
+        lines.append(costs_line(costs, study.warnings))
     rows = []
     for (arm, split, seed), e in sorted(study.entries.items(), key=lambda kv: (list(ARMS).index(kv[0][0]), kv[0][1], kv[0][2])):
         c = costs.get(f"{arm}-{split}-s{seed}", {})

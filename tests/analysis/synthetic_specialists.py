@@ -77,13 +77,21 @@ def pass_table(arm, split, s, e=None, node_e=None):
     return out
 
 
-def write_summary(path, arm, split, seed, numerics=2, done=True, e=None, d=None, node_e=None, columns=None):
+def write_summary(path, arm, split, seed, numerics=2, done=True, e=None, d=None, node_e=None, columns=None,
+                  config=None):
     """One summary; e, d, node_e: E's and D's values in place of the arm's and per-node shifts of
-    the non-specialty pass@1 (pass_table); columns: further or other node-mean columns per round."""
+    the non-specialty pass@1 (pass_table); columns: further or other node-mean columns per round;
+    config: further or other config keys."""
     local, external = SPLITS[split]
     nodes = {} if arm.startswith("gen_") else {k: {"run.specialty": TASKS[k % 4]} for k in range(NODES)}
-    text = config_text(local, external, seed, ROUNDS, extra={"run.eval_first": "true", "run.eval_every": str(EVERY),
-                                                              "grpo.completions": "8"},
+    extra = {"run.eval_first": "true", "run.eval_every": str(EVERY), "grpo.completions": "8"}
+    for key, value in (config or {}).items():  # node.K.KEY: node K's override
+        if key.startswith("node."):
+            _, k, rest = key.split(".", 2)
+            nodes.setdefault(int(k), {})[rest] = value
+        else:
+            extra[key] = value
+    text = config_text(local, external, seed, ROUNDS, extra=extra,
                        nodes=nodes, name=f"{arm}-{split}-s{seed}")
     own = np.full((NODES, ROUNDS), 0.05 + 0.001 * seed + (D(arm, seed) if d is None else d))
     ev = pass_table(arm, split, seed, e, node_e)

@@ -9,6 +9,8 @@ summaries (synthetic_specialists.write_summary) with planted effects:
   lower (240 x 0.002 = 0.48 cumulative). slow4: nodes 0 and 5 a further -0.01.
 - the mean external age per round: lat4 4, lat32 32, the others 0.5 / 1.5 alternating; the F-TIS
   drop rate of the ftis arms 0.1 + 0.01 age; shortfall drop50 0.5, others 0.
+- every run's config sets its condition's keys (node.0 and node.5's net.slowdown for slow4), except
+  lat4_ftis seed 2's (net.latency = 8): a warning.
 - drop50_positive_only seed 4 is missing.
 """
 import numpy as np
@@ -16,11 +18,12 @@ import pytest
 
 from synthetic_specialists import D, E, ROUNDS, write_summary
 from analysis.errors import AnalysisError
-from analysis.network import ARMS, CONDS, PRIMARY, SECONDARY, Study, build, fieller, main
+from analysis.network import ARMS, CONDS, KEYS, PRIMARY, SECONDARY, Study, build, fieller, main
 from analysis.paired import holm, t975
 
 SEEDS = (1, 2, 3, 4)
 MISSING = "drop50_positive_only-4L4E-s4"
+WRONG = "lat4_ftis-4L4E-s2"  # its config says net.latency = 8
 
 
 def clean_e(arm, s):
@@ -52,7 +55,8 @@ def write_network(folder, skip=(MISSING,), only=None):
                         "shortfall": np.full(ROUNDS, 0.5 if cond == "drop50" else 0.0)}
                 if arm == "ftis":
                     cols["offpolicy_dropped"] = 0.1 + 0.01 * age
-                write_summary(str(folder / f"{name}.npz"), f"{cond}_{arm}", "4L4E", s,
+                config = dict(KEYS[cond]) if name != WRONG else {"net.latency": "8"}
+                write_summary(str(folder / f"{name}.npz"), f"{cond}_{arm}", "4L4E", s, config=config,
                               e=clean_e(arm, s) + (-0.015 if hit else 0.004 * (-1) ** s),
                               d=D(f"spec_{arm}", s) - (0.002 if hit else 0.0),
                               node_e={0: -0.01, 5: -0.01} if cond == "slow4" else None, columns=cols)
@@ -63,7 +67,9 @@ def report(tmp_path_factory):
     d = tmp_path_factory.mktemp("net")
     write_clean(d / "clean")
     write_network(d / "net")
-    build(str(d / "net"), str(d / "out"), str(d / "clean"), machine="test")
+    (d / "costs.csv").write_text("run,seconds,status,commit,numerics\nlat4_ratio1-4L4E-s1,1800,done,abc1234,2\n"
+                                 "lat4_ratio1-4L4E-s2,1800,done,abc1234,2\n")
+    build(str(d / "net"), str(d / "out"), str(d / "clean"), costs=str(d / "costs.csv"), machine="test")
     return (d / "out" / "REPORT.md").read_text(), d
 
 
@@ -86,6 +92,9 @@ def test_planted_cost_of_the_network(report):
     assert f"{MISSING}.npz: missing" in text
     assert row(text, "| nonspec: drop50_positive_only vs clean positive_only |")[3] == "3"
     assert "59 of the 60 planned network runs are in" in text
+    # a run whose config is not its condition's: a warning, and only that one
+    assert f"{WRONG}.npz: net.latency = 8, the plan's lat4 sets 4" in text
+    assert text.count("the plan's") == 1 and "costs.csv: 2 runs, 1.0 hours" in text
 
 
 def test_families_and_holm_over_30(report):
