@@ -13,4 +13,5 @@ Modules, one job each:
   paired     paired differences over seeds: mean, Student t 95% CI, relative change, significance,
              p-values, the exact sign-flip p, log-ratio CIs (scipy.stats)
   minipaper  `python3 -m analysis.minipaper SUMMARY_DIR -o OUT_DIR`: the two-arm split study's report
+  network    `python3 -m analysis.network SUMMARY_DIR -o OUT_DIR --clean-dir DIR`: the network study's report
 """

@@ -57,6 +57,19 @@ def _save(fig, out_dir, name, legend_right=None):
     return name
 
 
+def finish_panels(fig, axes, titles, xlabels, out_dir, name, title_size=10, legend_size=7):
+    """Title, x label (one string for all panels, or one each), grid and legend (where a panel
+    has labelled lines) on each panel, then _save(): returns name."""
+    xlabels = [xlabels] * len(axes) if isinstance(xlabels, str) else xlabels
+    for ax, t, x in zip(axes, titles, xlabels):
+        ax.set_title(t, fontsize=title_size)
+        ax.set_xlabel(x)
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=legend_size)
+    return _save(fig, out_dir, name)
+
+
 def node_reward(configs, metric, out_dir, prefix=""):
     """Figure 1: every node's raw reward per round, one panel per configuration (its first seed)."""
     fig, axes = _panels(len(configs))

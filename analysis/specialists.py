@@ -38,7 +38,7 @@ from . import figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, family_table, provenance_head, read_costs, spread_text, study_main,
+from .studies import (ArmStudy, comparison_table, costs_line, family_table, provenance_head, read_costs, spread_text, study_main,
                       write_report)
 
 TASKS = ("base_conversion", "basic_arithmetic", "fraction_simplification", "calendar_arithmetic")
@@ -234,13 +234,7 @@ def section_provenance(study, costs, machine, argv):
         "`python3 -m analysis.summarize RUN -o results/specialists/summaries` (run.sh does it after each run).",
         machine, argv)
     if costs:
-        commits = sorted({r.get("commit") or "–" for r in costs.values()})
-        numerics = sorted({r.get("numerics") or "–" for r in costs.values()})
-        seconds = [float(r["seconds"]) for r in costs.values() if (r.get("seconds") or "").replace(".", "", 1).isdigit()]
-        lines.append(f"costs.csv: {len(costs)} run{'' if len(costs) == 1 else 's'}, {sum(seconds) / 3600:.1f} hours of wall time in all; commits of the "
-                     f"sapo binary: {', '.join(commits)}; numerics versions: {', '.join(numerics)}.")
-        if len(numerics) > 1:
-            study.warnings.append(f"costs.csv records more than one numerics version ({', '.join(numerics)})")
+        lines.append(costs_line(costs, study.warnings))
     rows = []
     for (arm, split, seed), e in sorted(study.entries.items(), key=lambda kv: (list(ARMS).index(kv[0][0]), kv[0][1], kv[0][2])):
         c = costs.get(f"{arm}-{split}-s{seed}", {})
@@ -532,16 +526,7 @@ def curves_figure(study, out_dir):
                 if ok:
                     n, xs = _same_evals(ok)
                     _band(axes[2], xs, [e.values["task_curves"][:, :n].mean(axis=(0, 2)) for e in ok], color, label, "o-")
-    for ax, t in zip(axes, titles):
-        ax.set_title(t, fontsize=10)
-        ax.set_xlabel("round")
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "fig_curves.png"), dpi=figures.DPI)
-    plt.close(fig)
-    return "fig_curves.png"
+    return figures.finish_panels(fig, axes, titles, "round", out_dir, "fig_curves.png")
 
 
 def trailing_nanmean(x, w):

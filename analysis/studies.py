@@ -178,6 +178,18 @@ def read_costs(path):
         raise AnalysisError(f"{path}: cannot read the costs table ({e})") from None
 
 
+def costs_line(costs, warnings):
+    """The provenance line of a costs.csv ({run: row}, read_costs): runs, hours, the sapo binary's
+    commits and numerics versions; more than one numerics version is added to warnings."""
+    commits = sorted({r.get("commit") or "–" for r in costs.values()})
+    numerics = sorted({r.get("numerics") or "–" for r in costs.values()})
+    seconds = [float(r["seconds"]) for r in costs.values() if (r.get("seconds") or "").replace(".", "", 1).isdigit()]
+    if len(numerics) > 1:
+        warnings.append(f"costs.csv records more than one numerics version ({', '.join(numerics)})")
+    return (f"costs.csv: {len(costs)} run{'' if len(costs) == 1 else 's'}, {sum(seconds) / 3600:.1f} hours of wall "
+            f"time in all; commits of the sapo binary: {', '.join(commits)}; numerics versions: {', '.join(numerics)}.")
+
+
 def provenance_head(module, runs, machine, argv):
     """The first lines of a report's provenance: the heading, how the runs were made (runs), the
     command that made this report and the machine."""

@@ -57,8 +57,9 @@ def D(arm, s):
     return {"spec_ratio1": 0.01 + 0.0005 * (s - 3.5), "gen_ratio1": 0.005}.get(arm, 0.0)
 
 
-def pass_table(arm, split, s):
-    """(nodes, rounds, labels) pass@1, NaN outside the evaluations and for bf."""
+def pass_table(arm, split, s, e=None, node_e=None):
+    """(nodes, rounds, labels) pass@1, NaN outside the evaluations and for bf. e: E's value in
+    place of E(arm, split, s); node_e: {node: a further shift of its non-specialty pass@1}."""
     out = np.full((NODES, ROUNDS, len(LABELS)), np.nan)
     for j, row in enumerate(EVAL_ROWS):
         for k in range(NODES):
@@ -66,7 +67,8 @@ def pass_table(arm, split, s):
                 vals = {t: 0.1 + 0.003 * s + G(arm, s) for t in TASKS}
             else:
                 spec = TASKS[k % 4]
-                x = 0.005 if j == 0 else 0.02 * j + 0.003 * s + E(arm, split, s)
+                x = 0.005 if j == 0 else (0.02 * j + 0.003 * s + (E(arm, split, s) if e is None else e) +
+                                               (node_e or {}).get(k, 0.0))
                 others = [t for t in TASKS if t != spec]
                 vals = {t: x + d for t, d in zip(others, (-0.002, 0.0, 0.002))}
                 vals[spec] = 0.2 + 0.002 * s + (F(arm) if j else 0.0)
@@ -75,14 +77,24 @@ def pass_table(arm, split, s):
     return out
 
 
-def write_summary(path, arm, split, seed, numerics=2, done=True):
+def write_summary(path, arm, split, seed, numerics=2, done=True, e=None, d=None, node_e=None, columns=None,
+                  config=None):
+    """One summary; e, d, node_e: E's and D's values in place of the arm's and per-node shifts of
+    the non-specialty pass@1 (pass_table); columns: further or other node-mean columns per round;
+    config: further or other config keys."""
     local, external = SPLITS[split]
     nodes = {} if arm.startswith("gen_") else {k: {"run.specialty": TASKS[k % 4]} for k in range(NODES)}
-    text = config_text(local, external, seed, ROUNDS, extra={"run.eval_first": "true", "run.eval_every": str(EVERY),
-                                                              "grpo.completions": "8"},
+    extra = {"run.eval_first": "true", "run.eval_every": str(EVERY), "grpo.completions": "8"}
+    for key, value in (config or {}).items():  # node.K.KEY: node K's override
+        if key.startswith("node."):
+            _, k, rest = key.split(".", 2)
+            nodes.setdefault(int(k), {})[rest] = value
+        else:
+            extra[key] = value
+    text = config_text(local, external, seed, ROUNDS, extra=extra,
                        nodes=nodes, name=f"{arm}-{split}-s{seed}")
-    own = np.full((NODES, ROUNDS), 0.05 + 0.001 * seed + D(arm, seed))
-    ev = pass_table(arm, split, seed)
+    own = np.full((NODES, ROUNDS), 0.05 + 0.001 * seed + (D(arm, seed) if d is None else d))
+    ev = pass_table(arm, split, seed, e, node_e)
     ev1 = np.full((NODES, ROUNDS), np.nan)  # the overall pass@1 (not what the study reads)
     ev1[:, EVAL_ROWS] = np.nanmean(ev[:, EVAL_ROWS], axis=2)
     t = np.arange(ROUNDS)
@@ -93,6 +105,7 @@ def write_summary(path, arm, split, seed, numerics=2, done=True):
           "offpolicy_weight": np.full(ROUNDS, 0.8 if weighted else np.nan),
           "offpolicy_capped": np.full(ROUNDS, 0.05 if weighted else np.nan),
           "offpolicy_dropped": np.full(ROUNDS, 0.2 if arm.endswith("_ftis") else np.nan)}
+    nm.update(columns or {})
     eval_mean = ev.mean(axis=0)  # every node evaluates the same rounds and tasks
     run = Run(f"results/runs/specialists/{arm}-{split}-s{seed}", "hdf5", f"{arm}-{split}-s{seed}", config_parse(text),
               NODES, t.astype(np.int64), {"reward_own": own, "reward_train": own, "eval_pass1": ev1, "eval_by_task": ev},
