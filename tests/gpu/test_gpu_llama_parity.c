@@ -39,23 +39,7 @@
 #include "model/llama_loop.h" /* llama_head_chunk */
 #include "../test_assert.h"
 
-#ifdef SAPO_TEST_CUDA_EMULATION
-extern const ModelBackend MODEL_BACKEND_LLAMA_CUDA_EMU;
-int cuda_emu_launch_count(void);
-#define BACKEND_LABEL "cuda (CPU emulation)"
-#else
-#define BACKEND_LABEL "cuda"
-#endif
-
-/* The family's CUDA backend: model_create picks it for the device backend "cuda" (NULL when
- * this build has none or no GPU is visible). */
-static const ModelBackend* gpu_backend(void) {
-#ifdef SAPO_TEST_CUDA_EMULATION
-    return &MODEL_BACKEND_LLAMA_CUDA_EMU;
-#else
-    return model_backend_find("cuda");
-#endif
-}
+#include "gpu_backend.h"
 
 static int g_det; /* the deterministic mode: every comparison is of bits */
 
@@ -333,7 +317,7 @@ int main(void) {
     return 77;
 #endif
 #endif
-    const ModelBackend* be = gpu_backend();
+    const ModelBackend* be = gpu_backend_of(1);
     if (!be) {
         printf("skipped: no CUDA device is visible (cudaGetDeviceCount gives none)\n");
         return 77;

@@ -38,21 +38,7 @@
 #include "model/gpt.h"
 #include "../test_assert.h"
 
-#ifdef SAPO_TEST_CUDA_EMULATION
-extern const ModelBackend MODEL_BACKEND_CUDA_EMU;
-int cuda_emu_launch_count(void);
-#define BACKEND_LABEL "cuda (CPU emulation)"
-#else
-#define BACKEND_LABEL "cuda"
-#endif
-
-static const ModelBackend* gpu_backend(void) {
-#ifdef SAPO_TEST_CUDA_EMULATION
-    return &MODEL_BACKEND_CUDA_EMU;
-#else
-    return model_backend_find("cuda");
-#endif
-}
+#include "gpu_backend.h"
 
 static double max_abs_diff(const float* a, const float* b, size_t n, double* mean) {
     double mx = 0.0, sum = 0.0;
@@ -578,7 +564,7 @@ int main(void) {
     return 77;
 #endif
 #endif
-    const ModelBackend* be = gpu_backend();
+    const ModelBackend* be = gpu_backend_of(0);
     if (!be) {
         printf("skipped: no CUDA device is visible (cudaGetDeviceCount gives none)\n");
         return 77;

@@ -18,20 +18,7 @@
 #include "swarm/weight_sync.h"
 #include "../test_assert.h"
 
-#ifdef SAPO_TEST_CUDA_EMULATION
-extern const ModelBackend MODEL_BACKEND_CUDA_EMU;
-#define BACKEND_LABEL "cuda (CPU emulation)"
-#else
-#define BACKEND_LABEL "cuda"
-#endif
-
-static const ModelBackend* gpu_backend(void) {
-#ifdef SAPO_TEST_CUDA_EMULATION
-    return &MODEL_BACKEND_CUDA_EMU;
-#else
-    return model_backend_find("cuda");
-#endif
-}
+#include "gpu_backend.h"
 
 enum { B = 2, T = 24 };
 
@@ -63,7 +50,7 @@ static void outer_step(Model* m[2], WeightSync* ws[2]) {
 }
 
 int main(void) {
-    const ModelBackend* be = gpu_backend();
+    const ModelBackend* be = gpu_backend_of(0);
     if (!be || !model_backend_runs(be)) {
         printf("SKIP: no CUDA backend or no GPU\n");
         return 77;

@@ -15,7 +15,8 @@ import pytest
 from conftest import column, mpirun
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reference"))
-hf_tiny = pytest.importorskip("hf_tiny")  # its tokenizer_json (the module imports torch)
+hf_tiny = pytest.importorskip(  # its tokenizer_json
+    "hf_tiny", reason="tests/reference/hf_tiny.py imports torch, which is not installed here")
 
 C, L, H, KV, F, V = 32, 2, 4, 2, 48, 300
 
