@@ -31,8 +31,8 @@ from .paired import t975
 from .report import fmt, table
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
-from .studies import (ArmStudy, costs_line, family_table, provenance_head, read_costs, spread_text, study_main,
-                      write_report)
+from .studies import (ArmStudy, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
+                      spread_text, study_main, write_report)
 
 CONDS = ("lat4", "lat32", "drop50", "churn30", "slow4")
 ARMS = ("ratio1", "positive_only", "ftis")
@@ -310,10 +310,7 @@ def section_provenance(study, costs, machine, argv):
                  f"{', '.join(map(str, study.seeds))}).")
     if rows:
         lines.append(table(["summary", "rounds", "status", "commit", "numerics"], rows))
-    if study.ignored:
-        lines.append("Ignored: " + ", ".join(f"`{x}`" for x in study.ignored) + ".")
-    if study.warnings:
-        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in study.warnings))
+    lines += ignored_and_warnings(study)
     return "\n\n".join(lines)
 
 

@@ -38,8 +38,8 @@ from . import figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, costs_line, family_table, provenance_head, read_costs, spread_text, study_main,
-                      write_report)
+from .studies import (ArmStudy, comparison_table, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
+                      spread_text, study_main, write_report)
 
 TASKS = ("base_conversion", "basic_arithmetic", "fraction_simplification", "calendar_arithmetic")
 ARMS = {  # arm: its splits (README.md, 'The arms')
@@ -250,10 +250,7 @@ def section_provenance(study, costs, machine, argv):
     if other:
         lines.append("costs.csv rows without a summary here: " + ", ".join(
             f"`{r}` ({costs[r].get('status') or '–'}, {costs[r].get('seconds') or '–'} s)" for r in other) + ".")
-    if study.ignored:
-        lines.append("Ignored (not this study's arms, splits or seeds): " + ", ".join(f"`{x}`" for x in study.ignored) + ".")
-    if study.warnings:
-        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in study.warnings))
+    lines += ignored_and_warnings(study)
     return "\n\n".join(lines)
 
 
@@ -600,10 +597,8 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
         parts = [TITLE, "**No runs are in yet.** " + f"`{summary_dir}` holds no summary of this study's arms and seeds "
                  f"(0 of the {study.expected()} planned runs, seeds {', '.join(map(str, study.seeds))}): nothing to "
                  "compare. The plan, fixed before any run, is results/specialists/README.md.",
-                 f"This report: `python3 -m analysis.specialists {' '.join(argv)}`."] + (
-                 ["Ignored: " + ", ".join(f"`{x}`" for x in study.ignored) + "."] if study.ignored else []) + (
-                 ["Warnings:\n\n" + "\n".join(f"- {w}" for w in study.warnings if not w.endswith(": missing"))]
-                 if any(not w.endswith(": missing") for w in study.warnings) else []) + tail + [SCOPE]
+                 f"This report: `python3 -m analysis.specialists {' '.join(argv)}`."] + ignored_and_warnings(
+                 study, [w for w in study.warnings if not w.endswith(": missing")]) + tail + [SCOPE]
     else:
         main_text = section_main(study)
         second_text = section_second(study)

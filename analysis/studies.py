@@ -190,6 +190,18 @@ def costs_line(costs, warnings):
             f"time in all; commits of the sapo binary: {', '.join(commits)}; numerics versions: {', '.join(numerics)}.")
 
 
+def ignored_and_warnings(study, warnings=None):
+    """The provenance's closing lines: the summaries the study ignored (not its arms, splits or
+    seeds) and the warnings (study.warnings unless given)."""
+    warnings = study.warnings if warnings is None else warnings
+    lines = []
+    if study.ignored:
+        lines.append("Ignored (not this study's arms, splits or seeds): " + ", ".join(f"`{x}`" for x in study.ignored) + ".")
+    if warnings:
+        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in warnings))
+    return lines
+
+
 def provenance_head(module, runs, machine, argv):
     """The first lines of a report's provenance: the heading, how the runs were made (runs), the
     command that made this report and the machine."""
