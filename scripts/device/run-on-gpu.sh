@@ -276,7 +276,7 @@ step build "$(budget build)" "$OUT/build.log" cmake --build "$B" -j"$(nproc)" --
     ldd "$B/sapo"
     "$B/sapo" info | head -8
 } >>"$OUT/env.log" 2>&1
-if ldd "$B/sapo" | grep -q 'not found'; then
+if grep -q 'not found' <<<"$(ldd "$B/sapo")"; then
     ldd "$B/sapo" | grep 'not found'
     fatal "sapo links libraries that are not found"
 fi

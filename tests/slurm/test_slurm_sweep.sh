@@ -226,7 +226,7 @@ ls "$W"/results/slurm/warmup-*.out >/dev/null 2>&1 && [ "$(ls "$W"/results/slurm
   fail "expected exactly one warm-up job log"
 note "job $job2: both tasks found DONE and exited"
 
-if srun --mpi=list 2>&1 | grep -q pmix; then
+if grep -q pmix <<<"$(srun --mpi=list 2>&1)"; then
   note "submit with --launcher srun (srun --mpi=pmix)"
   submit "$W/results-srun" --launcher srun
   job3=$job

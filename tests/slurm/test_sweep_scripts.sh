@@ -38,7 +38,7 @@ out=$(task "$R" 0)
 expect "fresh task: mpirun with the task's ranks" "$out" "^mpirun --oversubscribe --bind-to none -np 2 $SAPO_BIN run "
 expect "fresh task: config, overrides, run.name and --out" "$out" \
   " run $cfg swarm.nodes=2 model.n_layer=1 .* swarm.seed=5 run.name=tiny-a-s5 --out $R/runs/tiny-a-s5\s*$"
-if echo "$out" | grep -q "ranks="; then fail "ranks= reached sapo: $out"; else ok "ranks= is not passed to sapo"; fi
+if grep -q "ranks=" <<<"$out"; then fail "ranks= reached sapo: $out"; else ok "ranks= is not passed to sapo"; fi
 out=$(task "$R" 1)
 expect "second line: 3 ranks, a comma in a value survives" "$out" "-np 3 .*tasks.names=base_conversion,binary_matrix run.name=tiny-b-s5"
 out=$(task "$R" 0 SAPO_LAUNCHER=srun)
@@ -51,7 +51,7 @@ out=$(task "$R" 0)
 expect "node_0000.h5 without DONE: resume" "$out" "^mpirun --oversubscribe --bind-to none -np 2 $SAPO_BIN run --resume $R/runs/tiny-a-s5\s*$"
 echo "completed" > "$R/runs/tiny-a-s5/DONE"
 out=$(task "$R" 0); rc=$?
-[ $rc -eq 0 ] && echo "$out" | grep -q "is complete" && ! echo "$out" | grep -q "sapo run" &&
+[ $rc -eq 0 ] && grep -q "is complete" <<<"$out" && ! grep -q "sapo run" <<<"$out" &&
   ok "DONE: exit 0 at once, nothing launched" || fail "DONE: rc $rc, output: $out"
 
 # ---- bad input: exit 2 with a message ----
@@ -59,11 +59,11 @@ for case_ in "7|has no line 8" "x|expected an array task" "0 SAPO_LAUNCHER=mpiex
   args=${case_%%|*} want=${case_#*|}
   # shellcheck disable=SC2086
   out=$(task "$W/r2" $args); rc=$?
-  [ $rc -eq 2 ] && echo "$out" | grep -qF -- "$want" && ok "refuses: $want" || fail "task $args: rc $rc (want 2), output: $out"
+  [ $rc -eq 2 ] && grep -qF -- "$want" <<<"$out" && ok "refuses: $want" || fail "task $args: rc $rc (want 2), output: $out"
 done
 printf 'broken\t%s\tranks=zero x=1\n' "$cfg" > "$W/bad.tsv"
 out=$(SLURM_ARRAY_TASK_ID=0 SAPO_SWEEP_DRY_RUN=1 bash "$SRC/slurm/sweep.sbatch" "$W/bad.tsv" "$W/r2" 2>&1); rc=$?
-[ $rc -eq 2 ] && echo "$out" | grep -qF "bad.tsv:1: ranks='zero'" && ok "refuses a bad ranks token" || fail "bad ranks: rc $rc, $out"
+[ $rc -eq 2 ] && grep -qF "bad.tsv:1: ranks='zero'" <<<"$out" && ok "refuses a bad ranks token" || fail "bad ranks: rc $rc, $out"
 
 # ---- one real task by hand, then again ----
 out=$(SLURM_ARRAY_TASK_ID=0 bash "$SRC/slurm/sweep.sbatch" "$W/tasks.tsv" "$W/real" 2>&1); rc=$?
@@ -76,15 +76,15 @@ else
 fi
 before=$(stat -c %Y "$d/DONE" 2>/dev/null)
 out=$(SLURM_ARRAY_TASK_ID=0 bash "$SRC/slurm/sweep.sbatch" "$W/tasks.tsv" "$W/real" 2>&1); rc=$?
-[ $rc -eq 0 ] && echo "$out" | grep -q "is complete" && [ "$before" = "$(stat -c %Y "$d/DONE")" ] &&
+[ $rc -eq 0 ] && grep -q "is complete" <<<"$out" && [ "$before" = "$(stat -c %Y "$d/DONE")" ] &&
   ok "the same task again exits at once" || fail "rerun: rc $rc, $out"
 
 # ---- submit.sh ----
-"$SRC/slurm/submit.sh" --help | grep -q "^usage: slurm/submit.sh SWEEP" && ok "submit.sh --help" || fail "submit.sh --help"
+grep -q "^usage: slurm/submit.sh SWEEP" <<<"$("$SRC/slurm/submit.sh" --help)" && ok "submit.sh --help" || fail "submit.sh --help"
 for s in "$SRC"/experiments/sweeps/*.sweep; do
   n=$(python3 "$SRC/scripts/sweep_expand.py" --sapo "$SAPO_BIN" "$s" | wc -l)
   out=$("$SRC/slurm/submit.sh" "$s" --dry-run --results "$W/dry" --throttle 3 2>&1); rc=$?
-  if [ $rc -eq 0 ] && echo "$out" | grep -q "would submit: sbatch .*--array=0-$((n - 1))%3 " &&
+  if [ $rc -eq 0 ] && grep -q "would submit: sbatch .*--array=0-$((n - 1))%3 " <<<"$out" &&
     [ "$(echo "$out" | grep -c '^  sweep.sbatch: task ')" -eq "$n" ]; then
     ok "submit.sh --dry-run $(basename "$s"): $n tasks"
   else
@@ -104,16 +104,16 @@ seeds = 1
 model.init = $W/missing.ckpt
 SWEEP
 out=$("$SRC/slurm/submit.sh" "$W/noinit.sweep" --dry-run 2>&1); rc=$?
-[ $rc -eq 2 ] && echo "$out" | grep -qF "model.init=$W/missing.ckpt: no such checkpoint" &&
+[ $rc -eq 2 ] && grep -qF "model.init=$W/missing.ckpt: no such checkpoint" <<<"$out" &&
   ok "refuses a missing model.init that no [warmup] makes" || fail "missing init: rc $rc, $out"
 printf '[warmup]\n%s =\n' "$W/missing.ckpt" >> "$W/noinit.sweep"
 out=$("$SRC/slurm/submit.sh" "$W/noinit.sweep" --dry-run 2>&1); rc=$?
-[ $rc -eq 0 ] && echo "$out" | grep -q "would submit the warm-up: .*warmup.sbatch $W/missing.ckpt $cfg" &&
-  echo "$out" | grep -q "would submit: sbatch .*--dependency=\|would submit: sbatch " &&
+[ $rc -eq 0 ] && grep -q "would submit the warm-up: .*warmup.sbatch $W/missing.ckpt $cfg" <<<"$out" &&
+  grep -q "would submit: sbatch .*--dependency=\|would submit: sbatch " <<<"$out" &&
   ok "a [warmup] entry makes the missing checkpoint first" || fail "warm-up: rc $rc, $out"
 printf '[sweep]\nconfig = %s\nseeds = 1\n[set]\nmodel.nlayer = 2\n' "$cfg" > "$W/badkey.sweep"
 out=$("$SRC/slurm/submit.sh" "$W/badkey.sweep" --dry-run 2>&1); rc=$?
-[ $rc -eq 2 ] && echo "$out" | grep -qF "badkey.sweep:5: unknown key 'model.nlayer'" &&
+[ $rc -eq 2 ] && grep -qF "badkey.sweep:5: unknown key 'model.nlayer'" <<<"$out" &&
   ok "a bad sweep stops submit.sh with file:line" || fail "bad key: rc $rc, $out"
 for bad in "--throttle 0" "--launcher mpiexec" "--bogus" "--nodes 0" "--nodes 3"; do
   # shellcheck disable=SC2086

@@ -297,7 +297,7 @@ same_logs() { # A B WHAT: tests/mpi/same_node_logs.py
 }
 
 pmix=0
-if on_hA srun --mpi=list 2>&1 | grep -q pmix; then pmix=1; fi
+if grep -q pmix <<<"$(on_hA srun --mpi=list 2>&1)"; then pmix=1; fi
 
 note "submit the sweep (2 runs of $RANKS ranks, $ROUNDS rounds) with --nodes 2 --launcher mpirun"
 submit mpirun
