@@ -34,6 +34,12 @@ def study_dir(tmp_path_factory):
         w.mkdir(parents=True)
         (w / "spec-base_conversion.ckpt.json").write_text(json.dumps(warmup_json("base_conversion", 0.2, 0.01, 0.8)))
         (w / "spec-basic_arithmetic.ckpt.json").write_text(json.dumps(warmup_json("basic_arithmetic", 0.2, 0.05, 0.8)))
+        (w / "spec-fraction_simplification.ckpt.json").write_text(
+            json.dumps(warmup_json("fraction_simplification", 0.05, 0.01, 0.8)))
+        (w / "spec-calendar_arithmetic.ckpt.json").write_text(
+            json.dumps(warmup_json("calendar_arithmetic", 0.3, 0.07, 0.8)))
+        fmt = dict(warmup_json("base_conversion", 0.01, 0.01, 0.9), held_out_drawn=0)
+        (w / "format.ckpt.json").write_text(json.dumps(fmt))
     (d / "costs.csv").write_text("run,seconds,status,commit,numerics\nspec_ratio1-4L4E-s1,3600,done,abc1234,2\n"
                                  "spec_tis-4L4E-s9,60,stopped,abc1234,2\n")
     return d, summaries
@@ -152,9 +158,13 @@ def test_missing_incomplete_and_provenance(report):
     assert "costs.csv: 2 runs, 1.0 hours" in text and "`spec_tis-4L4E-s9` (stopped, 60 s)" in text
     assert "| `spec_ratio1-4L4E-s1.npz` | 30 | used | 3600 | abc1234 | 2 |" in text
     assert "s6: no warm-up JSON" in text
-    assert row(text, "| 1 | spec-base_conversion |")[-2] == "yes"  # specialty 0.2, others 0.01, tags 0.8
-    assert row(text, "| 1 | spec-basic_arithmetic |")[-2] == "no"  # others at 0.05
-    assert "drawn again) over all these warm-ups: seed 1 14, seed 2 14," in text
+    # the plan's rule, then the amended one (other tasks at most the format warm-up's 0.01 + 0.05)
+    assert row(text, "| 1 | spec-base_conversion |")[-3:-1] == ["yes", "yes"]  # specialty 0.2, others 0.01
+    assert row(text, "| 1 | spec-basic_arithmetic |")[-3:-1] == ["no", "yes"]  # others at 0.05
+    assert row(text, "| 1 | spec-fraction_simplification |")[-3:-1] == ["no", "weak"]  # specialty 0.05
+    assert row(text, "| 1 | spec-calendar_arithmetic |")[-3:-1] == ["no", "no"]  # others at 0.07
+    assert row(text, "| 1 | format |")[-3:-1] == ["–", "–"]
+    assert "drawn again) over all these warm-ups: seed 1 28, seed 2 28," in text
     assert "8 specialised 133k-parameter byte models on four tasks" in text.replace("(the minipaper byte GPT, 2 layers, "
                                                                                    "d_model 64) ", "")
     assert "fixed in results/specialists/README.md" in text and "before any run" in text
