@@ -26,6 +26,7 @@
 #include "cuda_layers.cuh"
 
 extern "C" {
+#include "core/host_info.h"
 #include "model/gpt.h"
 }
 #include "model/adamw_scalars.h"
@@ -100,8 +101,7 @@ void cuda_core_open(CudaCore* k, int det) {
     cudaCheck(cudaStreamCreate(&k->ctx.stream));
     cublasCheck(cublasCreate(&k->ctx.blas));
     cublasCheck(cublasSetStream(k->ctx.blas, k->ctx.stream));
-    const char* tf32 = getenv("SAPO_CUDA_TF32");
-    k->tf32 = tf32 && *tf32 && strcmp(tf32, "0") != 0;
+    k->tf32 = host_cuda_tf32();
     cublasCheck(cublasSetMathMode(k->ctx.blas, k->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     k->ctx.det = det;
 }

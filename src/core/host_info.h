@@ -14,6 +14,10 @@ void host_blas_library(char* out, size_t n);
 /* The sgemm kernel OpenBLAS runs on (openblas_get_corename), e.g. "Haswell". */
 void host_blas_kernel(char* out, size_t n);
 
+/* Whether SAPO_CUDA_TF32 asks the CUDA backend for cuBLAS's TF32 tensor-op math (set, not empty
+ * and not "0"): read here once for the backend and for the node log, which records it. */
+int host_cuda_tf32(void);
+
 /* This host's name (gethostname; "?" when unknown), recorded per node so a run across hosts
  * says where each rank ran. */
 void host_name(char* out, size_t n);

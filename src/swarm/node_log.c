@@ -44,7 +44,7 @@ H5Log* node_log_create(const char* path, const char* config_ini, const NodeSetti
              h5log_set_attr_int(log, "d_model", g.d_model, err, errlen) ||
              h5log_set_attr_int(log, "local", ns->n_local, err, errlen) ||
              h5log_set_attr_int(log, "external", ns->n_external, err, errlen);
-    if (!rc) { /* the host, hardware and BLAS kernel: replays elsewhere may differ in the last bits */
+    if (!rc) { /* the host, hardware, BLAS kernel and CUDA math mode: replays elsewhere may differ in the last bits */
         char cpu[512], blas[512], kernel[64], host[256];
         host_name(host, sizeof host);
         host_cpu_model(cpu, sizeof cpu);
@@ -53,7 +53,8 @@ H5Log* node_log_create(const char* path, const char* config_ini, const NodeSetti
         rc = h5log_set_attr_string(log, "host", host, err, errlen) ||
              h5log_set_attr_string(log, "cpu_model", cpu, err, errlen) ||
              h5log_set_attr_string(log, "blas_library", blas, err, errlen) ||
-             h5log_set_attr_string(log, "blas_kernel", kernel, err, errlen);
+             h5log_set_attr_string(log, "blas_kernel", kernel, err, errlen) ||
+             h5log_set_attr_int(log, "cuda_tf32", host_cuda_tf32(), err, errlen);
     }
     if (!rc && eval) {
         char digest[17];

@@ -196,7 +196,8 @@ def test_heterogeneous_swarm(tmp_path, warmup):
 def test_logs_record_cpu_and_blas_kernel(tmp_path):
     """A replay on other hardware may differ in the last bits (OpenBLAS's kernels sum in
     other orders); the logs must say which host, CPU and kernel produced them. The kernel is forced
-    with OPENBLAS_CORETYPE so the attribute is checked against a known answer."""
+    with OPENBLAS_CORETYPE so the attribute is checked against a known answer; so is the CUDA math
+    mode (SAPO_CUDA_TF32), recorded whatever the backend."""
     with open("/proc/cpuinfo") as f:
         info = f.read()
     model = next(l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name"))
@@ -205,8 +206,16 @@ def test_logs_record_cpu_and_blas_kernel(tmp_path):
     out = tmp_path / "hw"
     cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", SAPO, "run"] + BASE + [
         "sampling.local=3", "sampling.external=0", "swarm.rounds=1", "--out", str(out), "--quiet"]
-    p = subprocess.run(cmd, env=dict(ENV, OPENBLAS_CORETYPE=kernel), capture_output=True, text=True, timeout=600)
+    p = subprocess.run(cmd, env=dict(ENV, OPENBLAS_CORETYPE=kernel, SAPO_CUDA_TF32="1"), capture_output=True,
+                       text=True, timeout=600)
     assert p.returncode == 0, p.stderr
+    # SAPO_CUDA_TF32 as the CUDA backend reads it: "0" is off, as unset
+    off = tmp_path / "hw_off"
+    p = subprocess.run(cmd[:-3] + ["--out", str(off), "--quiet"], env=dict(ENV, SAPO_CUDA_TF32="0"),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    with h5py.File(off / "node_0001.h5", "r") as f:
+        assert int(f.attrs["cuda_tf32"]) == 0
     for node in range(2):
         with h5py.File(out / f"node_{node:04d}.h5", "r") as f:
             attrs = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f.attrs.items()}
@@ -215,3 +224,4 @@ def test_logs_record_cpu_and_blas_kernel(tmp_path):
         assert ("avx2" in attrs["cpu_model"]) == ("avx2" in flags), attrs["cpu_model"]
         assert attrs["blas_library"].startswith("OpenBLAS"), attrs["blas_library"]
         assert attrs["host"] == socket.gethostname(), attrs["host"]
+        assert attrs["cuda_tf32"] == "1", attrs["cuda_tf32"]
