@@ -43,6 +43,7 @@
 #include "swarm/node_config.h"
 #include "swarm/node_settings.h"
 #include "swarm/round_record.h"
+#include "swarm/settings_load.h"
 #include "swarm/taskset.h"
 #include "tasks/infra/registry.h"
 
@@ -100,37 +101,25 @@ typedef struct {
 
 /* ------------------------------------------------------------ config resolution ---- */
 
-/* Loads one config: the file, then the user's overrides, then what the benchmark forces
- * (one node, I = G, no external groups, all-gather, no evaluation, no checkpoints), and its
- * settings into *set, checked. */
-static Config* load_round_config(const char* path, char** overrides, int n_over, RunSettings* set, char* err,
-                                 size_t errlen) {
-    Config* cfg = config_new();
-    if (config_load_all(cfg, path, n_over, overrides, err, errlen)) {
-        config_free(cfg);
-        return NULL;
-    }
-    char groups[64]; /* the user's G, before the forced keys: I = G */
+/* What the benchmark forces over the user's keys: one node, I = G (the user's G, read before
+ * the forced keys), no external groups, all-gather, no evaluation, no checkpoints. */
+static int force_round_keys(Config* cfg, char* err, size_t errlen) {
+    char groups[64];
     snprintf(groups, sizeof groups, "sampling.local=%ld", (long)node_settings_read(cfg, 0).n_groups);
     const char* forced[] = {"swarm.nodes=1", "sampling.external=0", groups, "net.transport=allgather",
                             "run.eval_every=0", "run.checkpoint_every=0", "net.fault=none"};
-    for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++) {
-        if (config_set_override(cfg, forced[i], err, errlen)) {
-            config_free(cfg);
-            return NULL;
-        }
-    }
-    if (config_validate(cfg, err, errlen)) {
-        config_free(cfg);
-        return NULL;
-    }
-    *set = run_settings_read(cfg, 1);
-    if (swarm_config_check(set, err, errlen)) {
-        run_settings_free(set);
-        config_free(cfg);
-        return NULL;
-    }
-    return cfg;
+    for (size_t i = 0; i < sizeof forced / sizeof forced[0]; i++)
+        if (config_set_override(cfg, forced[i], err, errlen)) return -1;
+    return 0;
+}
+
+/* Loads one config: the file, then the user's overrides, then force_round_keys, and its
+ * settings into *set, checked. */
+static Config* load_round_config(const char* path, char** overrides, int n_over, RunSettings* set, char* err,
+                                 size_t errlen) {
+    SettingsRequest req = {.path = path, .n_overrides = n_over, .overrides = overrides, .force = force_round_keys,
+                           .n_nodes = 1, .check = 1};
+    return settings_load(&req, set, err, errlen);
 }
 
 static int resolve_config(RoundOptions* o, const char* name) {
@@ -233,9 +222,8 @@ static void child_fail(const char* err, int code) {
 static SwarmNode* child_node(const char* dir, Config** cfg_out, RunSettings* set) {
     char path[PATH_MAX + 64], err[1024];
     snprintf(path, sizeof path, "%s/config.ini", dir);
-    Config* cfg = *cfg_out = config_new();
-    if (config_load_file(cfg, path, err, sizeof err) || config_validate(cfg, err, sizeof err)) child_fail(err, 2);
-    *set = run_settings_read(cfg, 1);
+    SettingsRequest req = {.path = path, .n_nodes = 1};
+    if (!(*cfg_out = settings_load(&req, set, err, sizeof err))) child_fail(err, 2);
     SwarmNode* node = node_create(set, 0, MPI_COMM_WORLD, err, sizeof err);
     if (!node) child_fail(err, 2);
     snprintf(path, sizeof path, "%s/init.ckpt", dir);

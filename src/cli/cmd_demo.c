@@ -58,7 +58,7 @@ typedef struct {
     Config* cfg;
     const char* out_dir; /* --out DIR, else NULL */
     int steps, B;
-    NodeSettings node0; /* [model] and [optim] as node 0 sees them */
+    RunSettings set;    /* set.node[0]: [model] and [optim] as node 0 sees them */
     uint64_t seed;      /* model.init_seed: the weights and every data stream */
     char* dir;          /* the run directory */
     char* loss_path;    /* DIR/loss.csv */
@@ -72,6 +72,7 @@ static int demo_end(Demo* d, int code) {
     free(d->loss_path);
     free(d->dir);
     model_free(d->m);
+    run_settings_free(&d->set);
     config_free(d->cfg);
     return code;
 }
@@ -83,7 +84,7 @@ static StageResult demo_read_options(Demo* d, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("demo", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
-    d->cfg = parsed == 0 ? cli_args_config("demo", &a) : NULL;
+    d->cfg = parsed == 0 ? cli_args_settings("demo", &a, 1, 0, &d->set) : NULL;
     d->out_dir = a.opt[OPT_OUT];
     d->steps = 600;
     d->B = 32;
@@ -109,22 +110,22 @@ static StageResult demo_run_dir(Demo* d) {
  * where it writes and what it trains. */
 static void demo_model(Demo* d) {
     openblas_set_num_threads(1);
-    d->node0 = node_settings_read(d->cfg, 0);
-    GPTConfig gc = d->node0.model;
+    GPTConfig gc = d->set.node[0].model;
     if (gc.n_ctx < DEMO_T) gc.n_ctx = DEMO_T;
-    d->seed = swarm_settings_read(d->cfg).init_seed;
+    d->seed = d->set.sw.init_seed;
     d->m = model_create(&gc, model_backend_find("cpu"), d->B, d->seed);
     printf("sapo demo: run directory %s\n", d->dir);
     printf("model: %d layers, %d heads, d_model %d, %zu parameters; AdamW lr %g, clip %g; batch %d x %d tokens\n",
-           gc.n_layer, gc.n_head, gc.d_model, d->m->num_params, d->node0.adamw.lr, d->node0.grad_clip, d->B, DEMO_T);
+           gc.n_layer, gc.n_head, gc.d_model, d->m->num_params, d->set.node[0].adamw.lr, d->set.node[0].grad_clip,
+           d->B, DEMO_T);
 }
 
 /* --steps steps of --batch examples from each step's data stream, one line of loss.csv a
  * step, a progress line every 100 steps and at the last. */
 static void demo_train(Demo* d) {
     int B = d->B, steps = d->steps;
-    AdamWConfig hp = d->node0.adamw;
-    float clip = d->node0.grad_clip;
+    AdamWConfig hp = d->set.node[0].adamw;
+    float clip = d->set.node[0].grad_clip;
     d->loss_path = path_join(d->dir, "loss.csv");
     FILE* log = fopenCheck(d->loss_path, "w");
     fprintf(log, "step,loss,grad_norm\n");

@@ -216,15 +216,14 @@ static StageResult pretrain_read_options(Pretrain* p, int argc, char** argv) {
     CliArgs a;
     int parsed = cli_parse("pretrain", OPTIONS, argc, argv, &a);
     if (parsed > 0) usage(stdout);
-    p->cfg = parsed == 0 ? cli_args_config("pretrain", &a) : NULL;
+    /* every [node.K] the config sets is budget-checked; the checkpoint serves them all */
+    p->cfg = parsed == 0 ? cli_args_settings("pretrain", &a, 0, 0, &p->set) : NULL;
     p->out = a.opt[OPT_OUT];
     p->quiet = a.opt[OPT_QUIET] != NULL;
     p->demos_path = a.opt[OPT_DEMOS];
     cli_args_free(&a);
     if (parsed > 0) return stage_exit(0);
     if (!p->cfg) return stage_exit(2);
-    /* every [node.K] the config sets is budget-checked; the checkpoint serves them all */
-    p->set = run_settings_read(p->cfg, config_max_node(p->cfg) + 1);
     p->sw = &p->set.sw;
     p->node0 = &p->set.node[0];
     return stage_go_on();

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "core/cli_options.h" /* the option tables: CliOption, cli_parse, cli_parse_int */
+#include "swarm/node_settings.h" /* RunSettings */
 
 typedef struct {
     const char* name;
@@ -29,6 +30,11 @@ int cmd_export(int argc, char** argv);
 /* The run configuration from the positional arguments of a (an optional CONFIG.ini, then
  * section.key=value overrides), as cli_load_config reads them. */
 struct Config* cli_args_config(const char* command, const CliArgs* a);
+
+/* The same, through the settings step (swarm/settings_load.h): with the settings of n_nodes
+ * nodes (0: every [node.K] the config sets) in *set, checked for a swarm when check is 1. */
+struct Config* cli_args_settings(const char* command, const CliArgs* a, int n_nodes, int check,
+                                 RunSettings* set);
 
 /* True when argv holds -h or --help (sapo run asks before MPI_Init). */
 int cli_wants_help(int argc, char** argv);
