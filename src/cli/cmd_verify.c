@@ -137,7 +137,7 @@ int cmd_verify(int argc, char** argv) {
         for (int c = 0; c < grp->n_completions; c++) {
             /* a BPE sender's claims are per sampled id, a byte sender's per byte of the text */
             const float* claimed = vm.tokenizer ? (grp->token_logprobs ? grp->token_logprobs[c] : NULL)
-                                                  : grp->logprobs ? grp->logprobs[c] : NULL;
+                                                : grp->logprobs ? grp->logprobs[c] : NULL;
             int n = vm.tokenizer ? (grp->n_tokens ? grp->n_tokens[c] : 0) : (int)strlen(grp->completions[c]);
             if (!claimed || n == 0) {
                 skipped++;
