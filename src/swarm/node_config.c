@@ -141,7 +141,8 @@ static int prompt_tokens_expected(const SwarmSettings* sw, const NodeSettings* n
     int bound = ns->model.n_ctx - ns->gen.max_new_tokens;
     double sum = 0;
     if (bound < 1) bound = 1;
-    if (ns->family != MODEL_FAMILY_BYTE_GPT) return bound;
+    PolicySpec spec = node_policy_spec(ns);
+    if (policy_reads_hf_dir(&spec)) return bound;
     TaskSet ts;
     EvalSet es;
     char err[512];
