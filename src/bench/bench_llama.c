@@ -30,6 +30,7 @@
 #include "model/gpt.h"
 #include "model/hf_dir.h"
 #include "model/hf_model.h"
+#include "model/llama.h"
 #include "model/lm_batch.h"
 
 #define LB_CMD "bench model --family llama"
@@ -81,13 +82,6 @@ static const float LB_GRAD_CLIP = 1.0f;
 
 /* ---- shapes ------------------------------------------------------------------------ */
 
-static GPTConfig llama_shape(int L, int C, int H, int KV, int F, int V, int qkv_bias, float theta, float eps) {
-    GPTConfig c = {.n_layer = L, .n_head = H, .d_model = C, .vocab = V, .family = MODEL_FAMILY_LLAMA,
-                   .n_kv_head = KV, .head_dim = H > 0 ? C / H : 0, .d_ff = F, .rope_theta = theta,
-                   .norm_eps = eps, .qkv_bias = qkv_bias, .tied = 1};
-    return c;
-}
-
 /* --size NAME: qwen10m, smollm2, tiny or L,C,H,KV,F,V (a Qwen2-style random shape). 0, or -1
  * after the one-line error. */
 static int shape_parse(const char* text, int ctx, LlamaShape* s) {
@@ -95,14 +89,14 @@ static int shape_parse(const char* text, int ctx, LlamaShape* s) {
     int L, C, H, KV, F, V;
     char tail;
     if (!strcmp(text, "qwen10m")) {
-        s->cfg = llama_shape(8, 256, 8, 2, 704, 32000, 1, 1e6f, 1e-6f);
+        s->cfg = llama_config(8, 256, 8, 2, 704, 32000, 1, 1e6f, 1e-6f);
     } else if (!strcmp(text, "smollm2")) {
-        s->cfg = llama_shape(30, 576, 9, 3, 1536, 49152, 0, 1e5f, 1e-5f);
+        s->cfg = llama_config(30, 576, 9, 3, 1536, 49152, 0, 1e5f, 1e-5f);
         s->smollm2 = 1;
     } else if (!strcmp(text, "tiny")) {
-        s->cfg = llama_shape(2, 64, 4, 2, 128, 512, 1, 1e6f, 1e-6f);
+        s->cfg = llama_config(2, 64, 4, 2, 128, 512, 1, 1e6f, 1e-6f);
     } else if (sscanf(text, "%d,%d,%d,%d,%d,%d%c", &L, &C, &H, &KV, &F, &V, &tail) == 6 && H > 0 && C % H == 0) {
-        s->cfg = llama_shape(L, C, H, KV, F, V, 1, 1e6f, 1e-6f);
+        s->cfg = llama_config(L, C, H, KV, F, V, 1, 1e6f, 1e-6f);
     } else {
         fprintf(stderr, LB_ERR "--size '%s': expected qwen10m, smollm2, tiny or L,C,H,KV,F,V (C a multiple of H)\n",
                 text);

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "model/checkpoint.h"
+#include "model/family.h"
 #include "model/hf_dir.h"
 
 static const CliOption OPTIONS[] = {
@@ -52,9 +53,9 @@ int cmd_export(int argc, char** argv) {
         /* the message is out */
     } else if (checkpoint_read_info(ckpt, &info, err, sizeof err)) {
         fprintf(stderr, "sapo export: %s\n", err);
-    } else if (info.cfg.family != MODEL_FAMILY_LLAMA) {
-        fprintf(stderr,
-                "sapo export: the byte_gpt family has no Hugging Face form; only llama-family checkpoints export\n");
+    } else if (!model_family(info.cfg.family)->from_hf_dir) {
+        fprintf(stderr, "sapo export: the %s family has no Hugging Face form; only llama-family checkpoints export\n",
+                model_family(info.cfg.family)->name);
     } else {
         /* parameters only: the smallest capacity the backend accepts, whatever n_ctx is */
         ModelCapacity cap = {

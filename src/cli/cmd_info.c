@@ -22,9 +22,8 @@ enum { OPT_COLUMNS };
 
 /* One line a model family with the devices it computes on in this build. */
 static void print_families(void) {
-    const ModelFamilyId ids[] = {MODEL_FAMILY_BYTE_GPT, MODEL_FAMILY_LLAMA};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
-        const ModelFamily* f = model_family(ids[i]);
+    const ModelFamily* f;
+    for (int id = 0; (f = model_family((ModelFamilyId)id)); id++) { /* model.family's choices, in order */
         printf("family     %-9s", f->name);
         for (const ModelBackend* const* b = f->backends; *b; b++) printf(" %s", (*b)->name);
         printf("\n");

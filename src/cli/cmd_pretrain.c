@@ -30,7 +30,7 @@
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
-#include "model/hf_model.h"
+#include "model/policy.h"
 #include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
@@ -229,28 +229,15 @@ static StageResult pretrain_read_options(Pretrain* p, int argc, char** argv) {
     return stage_go_on();
 }
 
-/* A llama node's model.hf_dir: a directory with a readable config.json and a tokenizer.json,
- * and room for prompts beside gen.max_new_tokens, as sapo run checks it. 0, or -1 after one
- * line on stderr. */
+/* A model read from model.hf_dir: the directory usable (model/policy.h), and room for prompts
+ * beside gen.max_new_tokens, as sapo run checks it. 0, or -1 after one line on stderr. */
 static int pretrain_check_hf(const Pretrain* p) {
     const NodeSettings* ns = p->node0;
-    GPTConfig h;
-    char why[512];
-    if (!*ns->hf_dir) {
-        fprintf(stderr, "sapo pretrain: config error: model.family = llama needs model.hf_dir (a Hugging Face "
-                        "directory)\n");
-        return -1;
-    }
-    if (hf_model_shape(ns->hf_dir, ns->model.n_ctx, 0, &h, why, sizeof why)) {
-        fprintf(stderr, "sapo pretrain: config error: model.hf_dir: %s\n", why);
-        return -1;
-    }
-    char* path = path_join(ns->hf_dir, "tokenizer.json");
-    struct stat st;
-    int there = stat(path, &st) == 0;
-    free(path);
-    if (!there) {
-        fprintf(stderr, "sapo pretrain: config error: model.hf_dir %s has no tokenizer.json\n", ns->hf_dir);
+    PolicySpec spec = node_policy_spec(ns);
+    char why[1024];
+    if (!policy_reads_hf_dir(&spec)) return 0;
+    if (policy_check(&spec, why, sizeof why)) {
+        fprintf(stderr, "sapo pretrain: config error: %s\n", why);
         return -1;
     }
     if (ns->model.n_ctx < ns->gen.max_new_tokens + 16) {
@@ -311,7 +298,7 @@ static StageResult pretrain_check(Pretrain* p) {
         }
         p->has_held_out = 1;
     }
-    if (p->node0->family == MODEL_FAMILY_LLAMA && pretrain_check_hf(p)) return stage_exit(2);
+    if (pretrain_check_hf(p)) return stage_exit(2);
     /* The same budget check as sapo run, for every [node.K] the config sets (the warm-up
      * trains at node 0's settings; the checkpoint serves them all). */
     if (budget_check_settings(&p->set, stdout, "sapo pretrain: ", p->err, sizeof p->err)) {
@@ -359,53 +346,35 @@ static StageResult pretrain_out_path(Pretrain* p) {
     return stage_go_on();
 }
 
-/* A llama node's model: model.hf_dir's weights and tokenizer at node 0's context, and the
- * chat codec a node generates through (its answers also end at the end of turn). */
-static StageResult pretrain_open_hf(Pretrain* p, const ModelCapacity* cap) {
-    const GPTConfig* gc = &p->node0->model;
-    HfModel h;
-    if (hf_model_open(&h, p->node0->hf_dir, p->backend, cap, gc->n_ctx, gc->deterministic, 1, p->err, sizeof p->err)) {
-        fprintf(stderr, "sapo pretrain: model.hf_dir: %s\n", p->err);
-        return stage_exit(2);
-    }
-    p->m = h.model;
-    p->tok = h.tokenizer;
-    p->codec = prompt_codec_chat(p->tok, PROMPT_CODEC_SYSTEM);
-    p->gen.stop_ids = p->codec.stops;
-    p->gen.n_stop_ids = p->codec.stops[1] >= 0 ? 2 : 1;
-    p->gen.tokenizer = p->tok;
-    return stage_go_on();
-}
-
-/* The model at node 0's shape on its backend (a llama node's from model.hf_dir), from
+/* The model at node 0's shape on its backend (a model read from model.hf_dir: that
+ * directory's weights and tokenizer, and the chat codec a node generates through), from
  * model.init when set, and the line that says what is trained. */
 static StageResult pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
     const GPTConfig* gc = &p->node0->model;
-    int llama = p->node0->family == MODEL_FAMILY_LLAMA;
+    PolicySpec spec = node_policy_spec(p->node0);
+    int from_hf = policy_reads_hf_dir(&spec);
     p->gen = p->node0->gen;
     p->gen.stop = COMPLETION_STOP;
     /* one demonstration per group; evaluation generates for up to 64 prompts at once (a
-     * llama model: 16, as a node does, its KV cache being far larger) */
-    int eval_rows = llama ? 16 : 64;
+     * model read from model.hf_dir: 16, as a node does, its KV cache being far larger) */
+    int eval_rows = from_hf ? 16 : 64;
     ModelCapacity cap = model_capacity_for(gc, p->node0->micro_tokens, p->sw->pretrain.batch, 1, p->gen.max_new_tokens,
                                            eval_rows, eval_rows);
-    if (llama) {
-        StageResult opened = pretrain_open_hf(p, &cap);
-        if (!stage_goes_on(opened)) return opened;
-    } else {
-        p->m = model_create_cap(gc, p->backend, &cap, p->sw->init_seed);
-        p->codec = prompt_codec_byte();
-    }
-    const char* init = p->node0->init; /* continue a warm-up, e.g. to specialise it */
-    if (*init && checkpoint_load(p->m, init, 0, p->err, sizeof p->err)) {
-        fprintf(stderr, "sapo pretrain: model.init: %s\n", p->err);
+    Policy opened;
+    int rc = policy_open(&opened, &spec, p->backend, &cap, p->sw->init_seed, p->err, sizeof p->err);
+    if (rc) { /* continuing a warm-up from model.init, e.g. to specialise it, can fail too */
+        fprintf(stderr, "sapo pretrain: %s: %s\n", rc == -2 ? "model.init" : "model.hf_dir", p->err);
         return stage_exit(2);
     }
+    p->m = opened.model;
+    p->tok = opened.tokenizer;
+    p->codec = opened.codec;
+    policy_generation_stops(&p->codec, &p->gen);
     printf("sapo pretrain: %d steps of %d demonstrations, %d tasks at preset %s; model %s%s%d layers, d_model %d, "
            "n_ctx %d (%zu parameters); lr %g\n",
            p->sw->pretrain.steps, p->sw->pretrain.batch, p->ts.n, task_preset_name(p->sw->tasks_preset),
-           llama ? p->node0->hf_dir : "", llama ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
+           from_hf ? p->node0->hf_dir : "", from_hf ? ": " : "", gc->n_layer, gc->d_model, gc->n_ctx, p->m->num_params,
            p->sw->pretrain.lr);
     if (p->format_rows)
         printf("sapo pretrain: %d of the %d demonstrations of each step are format-only (pretrain.format_tasks: %s)\n",

@@ -19,9 +19,7 @@
 #include "core/check.h"
 #include "core/config.h"
 #include "io/files.h"
-#include "model/checkpoint.h"
-#include "model/family.h"
-#include "model/hf_model.h"
+#include "model/policy.h"
 #include "model/prompt_codec.h"
 #include "model/recompute.h"
 #include "model/tokenizer.h"
@@ -58,41 +56,20 @@ static void usage(FILE* out) {
             "(docs/DETERMINISM.md); with the default numerics the last bits of a few tokens differ.\n");
 }
 
-/* The model a rollout is verified against, and how it read its prompts. */
-typedef struct {
-    HfModel h; /* h.tokenizer NULL: a byte-level model */
-    PromptCodec codec;
-} VerifyModel;
-
-/* --ckpt as a Hugging Face directory (a llama node's initial model), or a checkpoint: a
- * byte-level one, or a llama node's, loaded over its model.hf_dir. */
-static int verify_model_open(VerifyModel* vm, const char* ckpt, const NodeSettings* ns, char* err, size_t errlen) {
+/* The model a rollout is verified against, and how it read its prompts: --ckpt as a Hugging
+ * Face directory (a llama node's initial model), or a checkpoint loaded over the node's first
+ * weights (model/policy.h: random ones, or a llama node's model.hf_dir). */
+static int verify_model_open(Policy* vm, const char* ckpt, const NodeSettings* ns, char* err, size_t errlen) {
     struct stat st;
     int is_dir = stat(ckpt, &st) == 0 && S_ISDIR(st.st_mode);
-    const ModelBackend* cpu = model_backend_find("cpu");
+    PolicySpec spec = node_policy_spec(ns);
+    spec.init = ckpt;
+    if (is_dir) spec = policy_spec_of_hf_dir(&spec, ckpt);
     memset(vm, 0, sizeof *vm);
-    if (!is_dir && ns->family != MODEL_FAMILY_LLAMA) {
-        GPTConfig g = ns->model;
-        ModelCapacity cap = model_capacity_dense(&g, 1);
-        vm->h.model = model_create_cap(&g, cpu, &cap, 0);
-        vm->codec = prompt_codec_byte();
-        if (checkpoint_load(vm->h.model, ckpt, 0, err, errlen)) {
-            hf_model_close(&vm->h);
-            return -1;
-        }
-        return 0;
-    }
-    const char* dir = is_dir ? ckpt : ns->hf_dir;
     GPTConfig g;
-    if (hf_model_shape(dir, ns->model.n_ctx, ns->model.deterministic, &g, err, errlen)) return -1;
+    if (policy_shape(&spec, &g, err, errlen)) return -1;
     ModelCapacity cap = model_capacity_dense(&g, 1);
-    if (hf_model_open(&vm->h, dir, cpu, &cap, g.n_ctx, g.deterministic, 1, err, errlen)) return -1;
-    if (!is_dir && checkpoint_load(vm->h.model, ckpt, 0, err, errlen)) {
-        hf_model_close(&vm->h);
-        return -1;
-    }
-    vm->codec = prompt_codec_chat(vm->h.tokenizer, PROMPT_CODEC_SYSTEM);
-    return 0;
+    return policy_open(vm, &spec, model_backend_find("cpu"), &cap, 0, err, errlen) ? -1 : 0;
 }
 
 static unsigned bits_of(float x) {
@@ -135,14 +112,14 @@ int cmd_verify(int argc, char** argv) {
     int node = node_given >= 0 ? node_given : msg.sender;
     NodeSettings ns = node_settings_read(cfg, node);
     GenConfig gen = ns.gen;
-    VerifyModel vm;
+    Policy vm;
     if (verify_model_open(&vm, ckpt, &ns, err, sizeof err)) {
         fprintf(stderr, "sapo verify: %s\n", err);
         message_free(&msg);
         config_free(cfg);
         return 2;
     }
-    Model* m = vm.h.model;
+    Model* m = vm.model;
     GPTConfig g = m->cfg;
     int n_ctx = g.n_ctx, max_new = gen.max_new_tokens, V = g.vocab;
     int* prompt = mallocCheck((size_t)n_ctx * sizeof(int));
@@ -159,9 +136,9 @@ int cmd_verify(int argc, char** argv) {
         free(text);
         for (int c = 0; c < grp->n_completions; c++) {
             /* a BPE sender's claims are per sampled id, a byte sender's per byte of the text */
-            const float* claimed = vm.h.tokenizer ? (grp->token_logprobs ? grp->token_logprobs[c] : NULL)
-                                                  : grp->logprobs ? grp->logprobs[c] : NULL;
-            int n = vm.h.tokenizer ? (grp->n_tokens ? grp->n_tokens[c] : 0) : (int)strlen(grp->completions[c]);
+            const float* claimed = vm.tokenizer ? (grp->token_logprobs ? grp->token_logprobs[c] : NULL)
+                                                : grp->logprobs ? grp->logprobs[c] : NULL;
+            int n = vm.tokenizer ? (grp->n_tokens ? grp->n_tokens[c] : 0) : (int)strlen(grp->completions[c]);
             if (!claimed || n == 0) {
                 skipped++;
                 continue;
@@ -169,7 +146,7 @@ int cmd_verify(int argc, char** argv) {
             completions++;
             if (n > n_ctx) n = n_ctx + 1; /* reported as not fitting below */
             for (int i = 0; i < n && i < n_ctx; i++)
-                comp[i] = vm.h.tokenizer ? grp->token_ids[c][i] : (unsigned char)grp->completions[c][i];
+                comp[i] = vm.tokenizer ? grp->token_ids[c][i] : (unsigned char)grp->completions[c][i];
             if (n > max_new || recompute_logprobs(m, &gen.sampler, prompt, plen, comp, n, re, NULL, logits, scratch)) {
                 fprintf(stderr, "sapo verify: group %d completion %d: %d bytes do not fit (max_new_tokens %d, n_ctx %d)\n",
                         gi, c, n, max_new, n_ctx);
@@ -182,7 +159,7 @@ int cmd_verify(int argc, char** argv) {
                 if (differ++ == 0)
                     printf("first mismatch: group %d, completion %d, token %d (%s %d): claimed %08x (%.9g), "
                            "recomputed %08x (%.9g)\n",
-                           gi, c, i, vm.h.tokenizer ? "id" : "byte", comp[i], bits_of(claimed[i]), claimed[i],
+                           gi, c, i, vm.tokenizer ? "id" : "byte", comp[i], bits_of(claimed[i]), claimed[i],
                            bits_of(re[i]), re[i]);
             }
         }
@@ -199,7 +176,7 @@ int cmd_verify(int argc, char** argv) {
     free(re);
     free(logits);
     free(scratch);
-    hf_model_close(&vm.h);
+    policy_close(&vm);
     message_free(&msg);
     config_free(cfg);
     return rc;

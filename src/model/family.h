@@ -20,6 +20,9 @@ struct ModelFamily {
     /* Its sequences' framing tokens (TokenRoles in gpt.h); roles.none marks "no target" in a
      * PackedBatch (its log-prob is 0). */
     TokenRoles roles;
+    /* 1: a model of this family starts from a Hugging Face directory (model.hf_dir: its weights
+     * and its tokenizer's ids) and exports to one; 0: from random weights, reading bytes. */
+    int from_hf_dir;
     /* Validates a shape of this family: 0, or -1 with a reason in err. */
     int (*check)(const GPTConfig* cfg, char* err, size_t errlen);
     /* Floats of each tensor (n_tensors entries; a tensor the shape lacks has 0). */

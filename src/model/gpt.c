@@ -314,6 +314,7 @@ const ModelFamily MODEL_FAMILY_BYTE_GPT_TABLE = {
     .n_tensors = GPT_NUM_TENSORS,
     .tensor_names = GPT_TENSOR_NAMES,
     .roles = {.start = TOK_BOS, .end = TOK_EOS, .none = TOK_PAD},
+    .from_hf_dir = 0,
     .check = byte_gpt_check,
     .tensor_sizes = byte_gpt_tensor_sizes,
     .init_weights = byte_gpt_init_weights,

@@ -107,11 +107,20 @@ void llama_rope_table(const GPTConfig* c, float* cos_out, float* sin_out) {
     }
 }
 
+GPTConfig llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
+                       float rope_theta, float norm_eps) {
+    GPTConfig c = {.n_layer = n_layer, .n_head = n_head, .d_model = d_model, .vocab = vocab,
+                   .family = MODEL_FAMILY_LLAMA, .n_kv_head = n_kv_head, .head_dim = n_head > 0 ? d_model / n_head : 0,
+                   .d_ff = d_ff, .rope_theta = rope_theta, .norm_eps = norm_eps, .qkv_bias = qkv_bias, .tied = 1};
+    return c;
+}
+
 const ModelFamily MODEL_FAMILY_LLAMA_TABLE = {
     .name = "llama",
     .n_tensors = LLAMA_NUM_TENSORS,
     .tensor_names = LLAMA_TENSOR_NAMES,
     .roles = {.start = -1, .end = -1, .none = -1},
+    .from_hf_dir = 1,
     .check = llama_check,
     .tensor_sizes = llama_tensor_sizes,
     .init_weights = llama_init_weights,

@@ -32,6 +32,10 @@ typedef struct {
 
 extern const char* const LLAMA_TENSOR_NAMES[LLAMA_NUM_TENSORS];
 
+/* A shape of the family as a Qwen2 or Llama config.json gives it: tied embeddings, head_dim =
+ * d_model / n_head, n_ctx and the numerics left 0 (for random weights of a chosen size). */
+GPTConfig llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
+                       float rope_theta, float norm_eps);
 /* Points the views into a buffer laid out as the family's tensor_sizes says. */
 void llama_point_params(LlamaParams* p, float* memory, const size_t* sizes);
 /* The output layer: lm_head, or the embedding when tied. */

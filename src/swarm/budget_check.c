@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "model/policy.h"
 #include "model/prompt_codec.h"
 #include "swarm/node_settings.h"
 #include "tasks/infra/registry.h"
@@ -155,17 +156,13 @@ static void units_free(Unit* units, int n_units, int n_tasks) {
 /* Node k's unit: 0 for a byte-level node; a llama node's hf_dir, its tokenizer loaded when
  * the dir is new. Returns the unit, or -1 with err when the tokenizer cannot be read. */
 static int unit_of(const NodeSettings* ns, int k, Unit* units, int* n_units, char* err, size_t errlen) {
-    if (ns->family != MODEL_FAMILY_LLAMA) return 0;
-    if (!*ns->hf_dir)
-        return set_error(err, errlen, "budget check: node %d: model.family = llama needs model.hf_dir", k);
+    PolicySpec spec = node_policy_spec(ns);
+    char why[512];
+    if (!policy_reads_hf_dir(&spec)) return 0;
+    if (policy_hf_dir_named(&spec, why, sizeof why)) return set_error(err, errlen, "budget check: node %d: %s", k, why);
     for (int u = 1; u < *n_units; u++)
         if (!strcmp(units[u].hf_dir, ns->hf_dir)) return u;
-    size_t n = strlen(ns->hf_dir) + 32;
-    char* path = mallocCheck(n);
-    snprintf(path, n, "%s/tokenizer.json", ns->hf_dir);
-    char why[512];
-    Tokenizer* tok = tokenizer_load(path, why, sizeof why);
-    free(path);
+    Tokenizer* tok = policy_tokenizer_load(&spec, why, sizeof why);
     if (!tok)
         return set_error(err, errlen,
                          "budget check: node %d: model.hf_dir %s: %s (the node's budget is measured in its tokens)", k,

@@ -13,9 +13,7 @@
 #include "core/check.h"
 #include "core/mem_usage.h"
 #include "core/rng.h"
-#include "model/checkpoint.h"
-#include "model/family.h"
-#include "model/hf_model.h"
+#include "model/policy.h"
 #include "model/tokenizer.h"
 #include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
@@ -25,22 +23,6 @@
 #include "swarm/sync_exchange.h"
 #include "swarm/token_groups.h"
 #include "tasks/infra/answer.h"
-
-/* The node's policy (or reference) model: a random byte-level GPT, or a llama node's Hugging
- * Face directory (whose tokenizer the node keeps when want_tokenizer). */
-static int node_open_model(SwarmNode* n, const GPTConfig* g, const ModelBackend* backend, uint64_t seed,
-                           int want_tokenizer, Model** out, char* err, size_t errlen) {
-    if (n->set.family != MODEL_FAMILY_LLAMA) {
-        *out = model_create_cap(g, backend, &n->cap, seed);
-        return 0;
-    }
-    HfModel h;
-    if (hf_model_open(&h, n->set.hf_dir, backend, &n->cap, g->n_ctx, g->deterministic, 1, err, errlen)) return -1;
-    *out = h.model;
-    if (want_tokenizer) n->tok = h.tokenizer;
-    else tokenizer_free(h.tokenizer);
-    return 0;
-}
 
 SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
@@ -78,27 +60,26 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
     n->max_prompts = I > eval_questions ? I : eval_questions;
     if (n->max_prompts < 1) n->max_prompts = 1;
     n->max_rows = rows > eval_questions ? rows : eval_questions;
-    const char* init = n->set.init;
-    if (node_open_model(n, &g, backend, init_seed, 1, &n->policy, err, errlen) ||
-        (*init && checkpoint_load(n->policy, init, 0, err, errlen))) {
+    PolicySpec spec = node_policy_spec(&n->set);
+    Policy opened;
+    if (policy_open(&opened, &spec, backend, &n->cap, init_seed, err, errlen)) {
         node_free(n);
         return NULL;
     }
-    if (n->set.grpo.kl > 0.0f) {
-        if (node_open_model(n, &g, backend, init_seed, 0, &n->ref, err, errlen) ||
-            (*init && checkpoint_load(n->ref, init, 0, err, errlen))) {
+    n->policy = opened.model;
+    n->tok = opened.tokenizer;
+    n->codec = opened.codec;
+    if (n->set.grpo.kl > 0.0f) { /* the frozen initial policy; the policy's tokenizer serves both */
+        if (policy_open(&opened, &spec, backend, &n->cap, init_seed, err, errlen)) {
             node_free(n);
             return NULL;
         }
+        n->ref = opened.model;
+        opened.model = NULL;
+        policy_close(&opened);
     }
-    if (n->tok) { /* answers end at the chat's end of turn, and at </answer> in the decoded text */
-        n->codec = prompt_codec_chat(n->tok, PROMPT_CODEC_SYSTEM);
-        n->set.gen.stop_ids = n->codec.stops;
-        n->set.gen.n_stop_ids = n->codec.stops[1] >= 0 ? 2 : 1;
-        n->set.gen.tokenizer = n->tok;
-    } else {
-        n->codec = prompt_codec_byte();
-    }
+    /* answers end at the chat's end of turn, and at </answer> in the decoded text */
+    policy_generation_stops(&n->codec, &n->set.gen);
     n->trainer = grpo_trainer_create(n->policy, n->ref);
     n->sync = weight_sync_create(&n->sw.sync, n->policy->params_memory, n->policy->num_params);
     n->prompt_tokens = mallocCheck(sizeof(int) * n->max_prompts * g.n_ctx);

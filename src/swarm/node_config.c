@@ -5,12 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/check.h"
 #include "model/checkpoint.h"
 #include "model/family.h"
-#include "model/hf_model.h"
+#include "model/policy.h"
 #include "swarm/evalset.h"
 #include "swarm/taskset.h"
 
@@ -38,23 +37,6 @@ static int init_verify(const NodeSettings* ns, int k, int body, char* err, size_
     char why[512];
     if (*ns->init && checkpoint_verify(ns->init, &ns->model, body, NULL, why, sizeof why))
         return set_error(err, errlen, "node %d: model.init: %s", k, why);
-    return 0;
-}
-
-/* A llama node needs a readable Hugging Face directory with its tokenizer. */
-static int llama_node_check(const NodeSettings* ns, int k, char* err, size_t errlen) {
-    char why[512];
-    GPTConfig h;
-    if (!*ns->hf_dir) return set_error(err, errlen, "node %d: model.family = llama needs model.hf_dir (a Hugging Face directory)", k);
-    if (hf_model_shape(ns->hf_dir, ns->model.n_ctx, 0, &h, why, sizeof why))
-        return set_error(err, errlen, "node %d: model.hf_dir: %s", k, why);
-    size_t n = strlen(ns->hf_dir) + 32;
-    char* path = mallocCheck(n);
-    snprintf(path, n, "%s/tokenizer.json", ns->hf_dir);
-    struct stat st;
-    int there = stat(path, &st) == 0;
-    free(path);
-    if (!there) return set_error(err, errlen, "node %d: model.hf_dir %s has no tokenizer.json", k, ns->hf_dir);
     return 0;
 }
 
@@ -110,7 +92,9 @@ int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
         if (I < 1) return set_error(err, errlen, "node %d: sampling.local = 0: a node must answer at least one question", k);
         if (J > 0 && n_nodes < 2)
             return set_error(err, errlen, "node %d: sampling.external = %ld but the swarm has a single node", k, J);
-        if (ns->family == MODEL_FAMILY_LLAMA && llama_node_check(ns, k, err, errlen)) return -1;
+        PolicySpec spec = node_policy_spec(ns);
+        char why[1024];
+        if (policy_check(&spec, why, sizeof why)) return set_error(err, errlen, "node %d: %s", k, why);
         GPTConfig g = ns->model;
         long max_new = ns->gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)
@@ -157,7 +141,8 @@ static int prompt_tokens_expected(const SwarmSettings* sw, const NodeSettings* n
     int bound = ns->model.n_ctx - ns->gen.max_new_tokens;
     double sum = 0;
     if (bound < 1) bound = 1;
-    if (ns->family != MODEL_FAMILY_BYTE_GPT) return bound;
+    PolicySpec spec = node_policy_spec(ns);
+    if (policy_reads_hf_dir(&spec)) return bound;
     TaskSet ts;
     EvalSet es;
     char err[512];

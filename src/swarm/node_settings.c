@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "core/check.h"
-#include "model/hf_model.h"
+#include "model/policy.h"
 
 SwarmSettings swarm_settings_read(const Config* cfg) {
     SwarmSettings s = {
@@ -92,13 +92,14 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
         .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
         .slowdown = config_node_float(cfg, k, "net.slowdown"),
     };
-    if (n.family == MODEL_FAMILY_LLAMA) { /* the shape is the directory's, its context cut to model.n_ctx */
+    PolicySpec spec = node_policy_spec(&n);
+    if (policy_reads_hf_dir(&spec)) { /* the directory's shape, its context cut to model.n_ctx */
         GPTConfig h;
         char err[512];
-        if (*n.hf_dir && hf_model_shape(n.hf_dir, n.model.n_ctx, n.model.deterministic, &h, err, sizeof err) == 0)
+        if (*n.hf_dir && policy_shape(&spec, &h, err, sizeof err) == 0)
             n.model = h;
         else
-            n.model.family = MODEL_FAMILY_LLAMA; /* swarm_config_check says why */
+            n.model.family = n.family; /* swarm_config_check says why */
     }
     float temperature = n.gen.sampler.temperature;
     int at_gen_temperature = config_enum(cfg, "grpo.train_temperature") == TRAIN_TEMPERATURE_GEN && temperature > 0.0f;
@@ -124,6 +125,15 @@ void run_settings_free(RunSettings* rs) {
     free(rs->node);
     rs->node = NULL;
     rs->n_nodes = 0;
+}
+
+PolicySpec node_policy_spec(const NodeSettings* ns) {
+    return (PolicySpec){.family = ns->family,
+                        .hf_dir = ns->hf_dir,
+                        .init = ns->init,
+                        .backend = ns->backend,
+                        .shape = ns->model,
+                        .micro_tokens = ns->micro_tokens};
 }
 
 Netem* run_settings_netem(const RunSettings* rs) {

@@ -15,6 +15,7 @@
 #include "core/config_enums.h"
 #include "model/generate.h"
 #include "model/gpt.h"
+#include "model/policy.h"
 #include "rl/grpo.h"
 #include "rl/weighting.h"
 #include "swarm/netem.h" /* NetSettings, Netem */
@@ -86,6 +87,9 @@ NodeSettings node_settings_read(const Config* cfg, int k);
 /* The settings of a swarm of n_nodes (at least 1); run_settings_free releases them. */
 RunSettings run_settings_read(const Config* cfg, int n_nodes);
 void run_settings_free(RunSettings* rs);
+
+/* Node's policy as model/policy.h takes it: family, hf_dir, init, backend, shape, micro_tokens. */
+PolicySpec node_policy_spec(const NodeSettings* ns);
 
 /* The run's emulated network: netem_create on swarm.seed, swarm.rounds, [net] and every
  * node's net.slowdown. */
