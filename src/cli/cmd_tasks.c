@@ -391,14 +391,14 @@ static int tasks_score(int argc, char** argv) {
 
 /* ---- sapo tasks baseline ------------------------------------------------------------- */
 
-typedef enum { POL_NONE, POL_CONST, POL_COPY, POL_LAST_TOKEN, POL_ORACLE } PolicyKind;
+typedef enum { POL_NONE, POL_CONST, POL_COPY, POL_LAST_TOKEN, POL_ORACLE } BaselineGuessKind;
 typedef struct {
     const char* label;
-    PolicyKind kind;
+    BaselineGuessKind kind;
     const char* text; /* POL_CONST */
-} Policy;
+} BaselineGuess;
 
-static const Policy POLICIES[] = {
+static const BaselineGuess POLICIES[] = {
     {"no answer tag", POL_NONE, NULL},
     {"\"\"", POL_CONST, ""},
     {"\"0\"", POL_CONST, "0"},
@@ -413,7 +413,7 @@ static const Policy POLICIES[] = {
 
 /* The answer a policy gives for an entry: NULL means no extractable answer (None). Returns a
  * heap string or NULL. */
-static char* policy_answer(const Policy* p, const cJSON* entry) {
+static char* policy_answer(const BaselineGuess* p, const cJSON* entry) {
     const char* q = task_entry_question(entry, NULL);
     const char* a = task_entry_answer(entry, NULL);
     switch (p->kind) {

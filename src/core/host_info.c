@@ -3,7 +3,6 @@
 
 #include <cblas.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,11 +46,6 @@ void host_blas_library(char* out, size_t n) {
 void host_blas_kernel(char* out, size_t n) {
     const char* core = openblas_get_corename();
     snprintf(out, n, "%s", core ? core : "?");
-}
-
-int host_cuda_tf32(void) {
-    const char* v = getenv("SAPO_CUDA_TF32");
-    return v && *v && strcmp(v, "0") != 0;
 }
 
 void host_name(char* out, size_t n) {
