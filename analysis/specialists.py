@@ -613,7 +613,11 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
         figs = [tasks_figure(study, out_dir), curves_figure(study, out_dir)]
         diag = section_diagnostics(study)  # before provenance: it may add a warning
         diagnostics_figure(study, out_dir)
-        parts = [TITLE, section_definitions(study), section_provenance(study, costs_rows, machine, argv),
+        interim = ([f"**Interim: {len(study.entries)} of the {study.expected()} planned runs are in.** Nothing "
+                    "below is a finding until every run is in: the intervals, p-values and Holm are over the seeds "
+                    "present, and the plan (results/specialists/README.md) reads the study only when it is complete."]
+                   if len(study.entries) < study.expected() else [])
+        parts = [TITLE] + interim + [section_definitions(study), section_provenance(study, costs_rows, machine, argv),
                  main_text[1], second_text[1], changes_md, section_arms(study),
                  section_specialty(study), section_arrival(study),
                  "## Pass@1 curves\n\n" + "\n\n".join(f"![{f}]({f})" for f in figs) +

@@ -155,6 +155,8 @@ def test_missing_incomplete_and_provenance(report):
     assert f"{MISSING}.npz: missing" in text
     assert f"{INCOMPLETE}.npz: incomplete: 30 of 40 rounds; left out" in text
     assert "65 of the 66 planned runs are in" in text
+    assert text.startswith("# Do skills travel? A swarm of specialists (issue 35)\n\n**Interim: 65 of the 66 planned "
+                           "runs are in.**")
     assert "costs.csv: 2 runs, 1.0 hours" in text and "`spec_tis-4L4E-s9` (stopped, 60 s)" in text
     assert "| `spec_ratio1-4L4E-s1.npz` | 30 | used | 3600 | abc1234 | 2 |" in text
     assert "s6: no warm-up JSON" in text
@@ -187,6 +189,13 @@ def test_deterministic(report, study_dir, tmp_path):
     d, summaries = study_dir
     build(summaries, str(tmp_path), costs=str(d / "costs.csv"), machine="test", warmups=str(d / "warmups"))
     assert (tmp_path / "REPORT.md").read_text() == text
+
+
+def test_complete_study_is_not_interim(tmp_path):
+    summaries = write_study(str(tmp_path / "summaries"))
+    build(summaries, str(tmp_path / "out"), machine="test")
+    text = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "66 of the 66 planned runs are in" in text and "Interim" not in text
 
 
 def test_mixed_numerics_refused(tmp_path):
