@@ -92,15 +92,7 @@ NodeSettings node_settings_read(const Config* cfg, int k) {
         .fault = (NodeFault)config_node_enum(cfg, k, "net.fault"),
         .slowdown = config_node_float(cfg, k, "net.slowdown"),
     };
-    PolicySpec spec = node_policy_spec(&n);
-    if (policy_reads_hf_dir(&spec)) { /* the directory's shape, its context cut to model.n_ctx */
-        GPTConfig h;
-        char err[512];
-        if (*n.hf_dir && policy_shape(&spec, &h, err, sizeof err) == 0)
-            n.model = h;
-        else
-            n.model.family = n.family; /* swarm_config_check says why */
-    }
+    n.model.family = n.family; /* a family that reads hf_dir takes its shape in run_settings_read_model_shapes */
     float temperature = n.gen.sampler.temperature;
     int at_gen_temperature = config_enum(cfg, "grpo.train_temperature") == TRAIN_TEMPERATURE_GEN && temperature > 0.0f;
     n.grpo = (GrpoConfig){.eps_low = (float)config_float(cfg, "grpo.eps_low"),
@@ -119,6 +111,16 @@ RunSettings run_settings_read(const Config* cfg, int n_nodes) {
     rs.node = mallocCheck(sizeof *rs.node * (size_t)n_nodes);
     for (int k = 0; k < n_nodes; k++) rs.node[k] = node_settings_read(cfg, k);
     return rs;
+}
+
+void run_settings_read_model_shapes(RunSettings* rs) {
+    for (int k = 0; k < rs->n_nodes; k++) {
+        NodeSettings* n = &rs->node[k];
+        PolicySpec spec = node_policy_spec(n);
+        GPTConfig h;
+        char err[512];
+        if (policy_reads_hf_dir(&spec) && *n->hf_dir && policy_shape(&spec, &h, err, sizeof err) == 0) n->model = h;
+    }
 }
 
 void run_settings_free(RunSettings* rs) {

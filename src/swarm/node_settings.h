@@ -55,7 +55,7 @@ typedef struct {
     GPTConfig model;
     BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
-    ModelFamilyId family;    /* model.family; a llama node's .model is its hf_dir's shape, n_ctx cut to model.n_ctx */
+    ModelFamilyId family;    /* model.family; a llama node's .model: see run_settings_read_model_shapes */
     const char* hf_dir;      /* model.hf_dir; "" = none */
     int micro_tokens;
     AdamWConfig adamw;
@@ -84,8 +84,15 @@ typedef struct {
 SwarmSettings swarm_settings_read(const Config* cfg);
 /* Node k's settings (k < 0: the swarm-wide values). */
 NodeSettings node_settings_read(const Config* cfg, int k);
-/* The settings of a swarm of n_nodes (at least 1); run_settings_free releases them. */
+/* The settings of a swarm of n_nodes (at least 1); run_settings_free releases them. Reading
+ * does no file I/O: a node whose family reads a Hugging Face directory keeps the configured
+ * shape until run_settings_read_model_shapes. */
 RunSettings run_settings_read(const Config* cfg, int n_nodes);
+/* The one step of the settings that reads files: each node whose family reads a Hugging Face
+ * directory takes the directory's shape (policy_shape: its config.json, the context cut to
+ * model.n_ctx). A directory that is missing or unreadable leaves the configured shape, and
+ * swarm_config_check (policy_check) names what is wrong with it. */
+void run_settings_read_model_shapes(RunSettings* rs);
 void run_settings_free(RunSettings* rs);
 
 /* Node's policy as model/policy.h takes it: family, hf_dir, init, backend, shape, micro_tokens. */

@@ -9,6 +9,7 @@ Config* settings_load(const SettingsRequest* req, RunSettings* set, char* err, s
               (req->force && (req->force(cfg, err, errlen) || config_validate(cfg, err, errlen)));
     if (!bad && set) {
         *set = run_settings_read(cfg, req->n_nodes > 0 ? req->n_nodes : config_max_node(cfg) + 1);
+        run_settings_read_model_shapes(set);
         if (req->check && swarm_config_check(set, err, errlen)) {
             run_settings_free(set);
             bad = 1;

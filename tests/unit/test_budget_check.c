@@ -48,6 +48,7 @@ static Config* config_with(const char* const* overrides, int n) {
 /* budget_check_settings on the settings of cfg's nodes 0 .. n_nodes-1. */
 static int budget_check_cfg(const Config* cfg, int n_nodes, FILE* table, const char* prefix, char* err, size_t errlen) {
     RunSettings rs = run_settings_read(cfg, n_nodes);
+    run_settings_read_model_shapes(&rs);
     int rc = budget_check_settings(&rs, table, prefix, err, errlen);
     run_settings_free(&rs);
     return rc;
