@@ -1,4 +1,4 @@
-/* The synchronous all-gather of the swarm's messages over NCCL (see src/swarm/nccl_allgather.h).
+/* The synchronous all-gather of the swarm's messages over NCCL (see src/swarm/net/nccl_allgather.h).
  * Variable lengths with one fixed-size collective: all-gather the lengths (uint64), then
  * every rank contributes max(len) bytes (its own bytes, then padding) and the padding is
  * dropped when copying back to the host. The messages live on the host, so each exchange
@@ -14,8 +14,8 @@
 
 #include "cuda_backend.h"
 #include "cuda_compat.h"
-#include "swarm/nccl_allgather.h"
-#include "swarm/nccl_init.h"
+#include "swarm/net/nccl_allgather.h"
+#include "swarm/net/nccl_init.h"
 
 /* The communicator is non-blocking (nccl_exchange_create): a call may return ncclInProgress,
  * and the communicator must then be polled (ncclCommGetAsyncError) until it is done. */
@@ -68,7 +68,7 @@ extern "C" int nccl_device_id(char* id, size_t idlen, int* n_visible) {
     return dev;
 }
 
-/* The poll of nccl_init_poll (swarm/nccl_init.h) over a communicator being created. */
+/* The poll of nccl_init_poll (swarm/net/nccl_init.h) over a communicator being created. */
 typedef struct {
     ncclComm_t comm;
     ncclResult_t last;

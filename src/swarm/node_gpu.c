@@ -10,8 +10,8 @@
 #include "core/check.h"
 #include "model/gpt.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
-#include "swarm/nccl_init.h"
+#include "swarm/net/nccl_allgather.h"
+#include "swarm/net/nccl_init.h"
 #endif
 
 /* The ranks of comm on this machine: their communicator (to free), this rank's place. */

@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
+#include "swarm/net/nccl_allgather.h"
 #include "swarm/node_gpu.h"
 #endif
 

@@ -1,6 +1,6 @@
 /* C interface of the NCCL all-gather transport: declared here by the swarm, implemented by
  * kernels/nccl_allgather.cu (the sapo_nccl library, built when NCCL is found: SAPO_HAVE_NCCL).
- * It does the job of src/swarm/exchange_allgather.c (every rank gets every rank's byte
+ * It does the job of src/swarm/net/exchange_allgather.c (every rank gets every rank's byte
  * string: the sizes first, then the bytes) over NCCL instead of MPI.
  * NCCL needs one GPU per rank: several ranks on one GPU is not supported by NCCL itself
  * ("Duplicate GPU detected"), so swarm/node_gpu.c declines then and the swarm stays on MPI. */
