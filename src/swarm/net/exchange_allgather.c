@@ -1,6 +1,6 @@
 /* The synchronous all-gather exchange (see exchange.h), over MPI or, when built with NCCL
  * and every rank has its own GPU, over NCCL (swarm/net/nccl_allgather.h, implemented by
- * kernels/nccl_allgather.cu). */
+ * src/swarm/net/nccl_allgather.cu). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
