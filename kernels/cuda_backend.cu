@@ -559,7 +559,8 @@ static void cuda_decode(Model* m, const DecodeStep* d, float* logits) {
 
 /* In the order of ModelBackend's fields (gpt.h). */
 extern "C" const ModelBackend MODEL_BACKEND_CUDA = {
-    "cuda",        MODEL_FAMILY_BYTE_GPT,  cuda_backend_available, cuda_set_local_rank, cuda_setup,     cuda_teardown,
+    "cuda",        MODEL_FAMILY_BYTE_GPT,  cuda_backend_available, cuda_set_local_rank, cuda_device_for_this_rank,
+    cuda_setup,    cuda_teardown,
     cuda_core_upload, cuda_core_download,  cuda_get_logits,     cuda_forward,   cuda_backward,
     cuda_core_zero_grad, cuda_core_grad_norm, cuda_core_adamw,  cuda_prefill,   cuda_decode,
 };

@@ -1,9 +1,9 @@
 /* C interface of the CUDA backend for the rest of sapo (only with SAPO_HAVE_CUDA): the backend
  * table MODEL_BACKEND_CUDA that model_backend_find("cuda" or "auto") returns and the Llama
- * family's, MODEL_BACKEND_LLAMA_CUDA, whether a GPU is usable and the node-local rank that
- * picks this process's GPU. The layers above model reach
- * the last two through the table (its available and place entries); the GPU tests and the
- * NCCL transport (kernels/) call them by name. */
+ * family's, MODEL_BACKEND_LLAMA_CUDA, whether a GPU is usable, the node-local rank that
+ * picks this process's GPU, and that GPU. The layers above model reach the last three
+ * through the table (its available, place and device entries; the NCCL transport gets the
+ * GPU from swarm/node_gpu.c, which asks the table); the GPU tests call them by name. */
 #ifndef SAPO_KERNELS_CUDA_BACKEND_H
 #define SAPO_KERNELS_CUDA_BACKEND_H
 

@@ -389,7 +389,8 @@ void lcuda_decode(Model* m, const DecodeStep* d, float* logits) {
 
 /* In the order of ModelBackend's fields (gpt.h). */
 extern "C" const ModelBackend MODEL_BACKEND_LLAMA_CUDA = {
-    "cuda",              MODEL_FAMILY_LLAMA,  cuda_backend_available, cuda_set_local_rank, lcuda_setup,
+    "cuda",              MODEL_FAMILY_LLAMA,  cuda_backend_available, cuda_set_local_rank, cuda_device_for_this_rank,
+    lcuda_setup,
     lcuda_teardown,      cuda_core_upload,    cuda_core_download,     lcuda_get_logits,    lcuda_forward,
     lcuda_backward,      cuda_core_zero_grad, cuda_core_grad_norm,    cuda_core_adamw,     lcuda_prefill,
     lcuda_decode,

@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/rng.h"
-#include "model/chat_prompt.h"
+#include "model/text/chat_prompt.h"
 #include "model/generate.h"
 #include "model/hf_model.h"
 

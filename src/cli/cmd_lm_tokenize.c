@@ -1,7 +1,7 @@
 /* `sapo lm tokenize`: JSON lines of text to JSON lines of token ids with a tokenizer.json
  * (or, with --decode, ids back to text), equal to what the `tokenizers` library gives:
  * Tokenizer.from_file(F).encode(text).ids and .decode(ids, skip_special_tokens=False).
- * What model/bpe_tokenizer.h supports is what this reads. */
+ * What model/text/bpe_tokenizer.h supports is what this reads. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* `sapo verify`: recomputes a shared rollout's per-token log-probs from a checkpoint and says
  * whether they equal the ones its sender claimed, bit for bit. The rollout is an encoded swarm
- * message (src/swarm/message.c, version 2: every completion carries the sender's behaviour
+ * message (src/swarm/net/message.c, version 2: every completion carries the sender's behaviour
  * log-prob of each of its bytes), e.g. one a run wrote with run.dump_messages; the model is the
  * checkpoint the sender sampled with (`ckpt/node_K.rR.model` of a run sampled round R) and the
  * config its node ran with (model shape, n_ctx, gen.temperature, gen.top_p,
@@ -23,7 +23,7 @@
 #include "model/prompt_codec.h"
 #include "model/recompute.h"
 #include "model/tokenizer.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 #include "swarm/node_settings.h"
 #include "swarm/taskset.h"
 

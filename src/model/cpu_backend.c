@@ -313,6 +313,7 @@ const ModelBackend MODEL_BACKEND_CPU = {
     .name = "cpu",
     .available = NULL, /* always */
     .place = NULL,     /* the host's cores, whatever the rank */
+    .device = NULL,    /* no GPU */
     .setup = cpu_setup,
     .teardown = cpu_teardown,
     .upload = cpu_upload,

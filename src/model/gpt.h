@@ -146,6 +146,10 @@ typedef struct {
      * without this call the rank comes from the launcher's environment). NULL: nothing to
      * place. Called before setup. */
     void (*place)(int local_rank, int local_size);
+    /* The GPU this process computes on (CUDA: the device ordinal place chose, or the
+     * launcher's local rank's without a place call), -1 without one; swarm/node_gpu.c hands it
+     * to the NCCL transport. NULL: no device (the host). */
+    int (*device)(void);
     /* Allocates activations, scratch and KV cache for m->cap. */
     void (*setup)(Model* m);
     void (*teardown)(Model* m);

@@ -340,6 +340,7 @@ const ModelBackend MODEL_BACKEND_LLAMA_CPU = {
     .family = MODEL_FAMILY_LLAMA,
     .available = NULL,
     .place = NULL,
+    .device = NULL,
     .setup = lcpu_setup,
     .teardown = lcpu_teardown,
     .upload = cpu_upload,

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "model/chat_prompt.h"
-#include "model/utf8_text.h"
+#include "model/text/chat_prompt.h"
+#include "model/text/utf8_text.h"
 
 PromptCodec prompt_codec_byte(void) {
     PromptCodec c = {.tok = NULL, .system = NULL, .stops = {-1, -1}};

@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "core/fnv1a.h"
-#include "model/bpe_tokenizer.h"
+#include "model/text/bpe_tokenizer.h"
 #include "model/gpt.h"
 
 int tok_encode(const char* text, int* out, int max_tokens) {

@@ -3,7 +3,7 @@
  *     end with TOK_EOS (model/gpt.h). The swarm's byte-level GPT uses it, through the tok_*
  *     functions; received rollouts are plain text, re-encoded here.
  *   - "bpe": a byte-level BPE read from a Hugging Face tokenizer.json, equal id for id and
- *     text for text to the `tokenizers` library (model/bpe_tokenizer.h says what is
+ *     text for text to the `tokenizers` library (model/text/bpe_tokenizer.h says what is
  *     supported). */
 #ifndef SAPO_MODEL_TOKENIZER_H
 #define SAPO_MODEL_TOKENIZER_H

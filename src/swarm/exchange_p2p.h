@@ -12,7 +12,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-#include "swarm/exchange.h"
+#include "swarm/net/exchange.h"
 #include "swarm/netem.h"
 
 typedef struct P2P P2P;

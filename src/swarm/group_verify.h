@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 typedef enum {
     GROUP_OK = 0,

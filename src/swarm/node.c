@@ -17,7 +17,7 @@
 #include "model/tokenizer.h"
 #include "swarm/evaluation.h"
 #include "swarm/group_verify.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 #include "swarm/node_config.h"
 #include "swarm/node_gpu.h"
 #include "swarm/sync_exchange.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "core/config_enums.h" /* NodeFault: net.fault, read by config_node_enum */
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 /* lie: a false ground truth; lie_logprobs: every shipped byte claimed nearly impossible.
  * Acts on a group about to be encoded (its log-prob arrays are written in place). */

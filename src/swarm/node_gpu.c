@@ -10,8 +10,8 @@
 #include "core/check.h"
 #include "model/gpt.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
-#include "swarm/nccl_init.h"
+#include "swarm/net/nccl_allgather.h"
+#include "swarm/net/nccl_init.h"
 #endif
 
 /* The ranks of comm on this machine: their communicator (to free), this rank's place. */
@@ -83,6 +83,14 @@ int node_gpu_nccl_agree(MPI_Comm comm, MPI_Comm local, const char* my_id, int my
 }
 
 #ifdef SAPO_HAVE_NCCL
+/* The GPU this rank computes on: the device entry of the build's first backend that has one
+ * (ModelBackend.device: CUDA's, the GPU its place chose), -1 for none. */
+static int node_gpu_device(void) {
+    for (const ModelBackend* const* b = MODEL_BACKENDS; *b; b++)
+        if ((*b)->device) return (*b)->device();
+    return -1;
+}
+
 struct NcclExchange* node_gpu_nccl_open(MPI_Comm comm, char* why, size_t whylen) {
     const char* env = getenv("SAPO_NCCL");
     int want = !(env && !strcmp(env, "0")), all_want;
@@ -95,8 +103,9 @@ struct NcclExchange* node_gpu_nccl_open(MPI_Comm comm, char* why, size_t whylen)
     if (timeout < 0) sapo_die("SAPO_NCCL_TIMEOUT=%s: not a number of seconds above 0", getenv("SAPO_NCCL_TIMEOUT"));
     char id[NODE_GPU_ID_LEN];
     int n_visible = 0;
-    nccl_device_id(id, sizeof id, &n_visible);
+    int device = node_gpu_device(); /* handed down: NCCL runs on the model's GPU */
+    nccl_device_id(device, id, sizeof id, &n_visible);
     if (!node_gpu_nccl_eligible(comm, id, n_visible, why, whylen)) return NULL;
-    return nccl_exchange_create(comm, timeout, why, whylen);
+    return nccl_exchange_create(comm, device, timeout, why, whylen);
 }
 #endif

@@ -40,7 +40,9 @@ struct NcclExchange;
 /* Collective over comm: the NCCL all-gather exchange when SAPO_NCCL is not 0, every rank has
  * a GPU of its own (node_gpu_nccl_eligible) and NCCL starts within SAPO_NCCL_TIMEOUT seconds
  * (default 30) on every rank; NULL on every rank otherwise, with the reason in why (rank 0
- * also prints it when NCCL was tried and failed: the swarm then uses the MPI all-gather). */
+ * also prints it when NCCL was tried and failed: the swarm then uses the MPI all-gather).
+ * The GPU is the one this rank's backend computes on (ModelBackend.device), handed down to
+ * swarm/net/nccl_allgather.h. */
 struct NcclExchange* node_gpu_nccl_open(MPI_Comm comm, char* why, size_t whylen);
 #endif
 

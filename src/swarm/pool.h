@@ -5,7 +5,7 @@
 #define SAPO_SWARM_POOL_H
 
 #include "core/rng.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 typedef struct {
     RolloutGroup group;

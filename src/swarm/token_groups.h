@@ -12,7 +12,7 @@
 
 #include "model/prompt_codec.h"
 #include "rl/grpo.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 /* The id arrays of one round's external groups (used groups of up to width completions). */
 typedef struct {

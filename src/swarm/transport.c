@@ -1,5 +1,5 @@
 /* The transport table and its one chooser (see transport.h). Each entry adapts one
- * exchange (exchange_allgather.c, kernels/nccl_allgather.cu, exchange_p2p.c) to the table. */
+ * exchange (exchange_allgather.c, src/swarm/net/nccl_allgather.cu, exchange_p2p.c) to the table. */
 #include "swarm/transport.h"
 
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "core/check.h"
 #include "swarm/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
+#include "swarm/net/nccl_allgather.h"
 #include "swarm/node_gpu.h"
 #endif
 

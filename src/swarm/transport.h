@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "core/config_enums.h" /* NetTransport */
-#include "swarm/exchange.h"
+#include "swarm/net/exchange.h"
 #include "swarm/netem.h"
 
 /* What one exchange did, for the round's record. */

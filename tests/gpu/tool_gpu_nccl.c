@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swarm/exchange.h"
+#include "swarm/net/exchange.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
+#include "swarm/net/nccl_allgather.h"
 #include "swarm/node_gpu.h"
 #endif
 #include "../test_assert.h"

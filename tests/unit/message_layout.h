@@ -1,5 +1,5 @@
 /* Test-side reading of the version-2 and -3 swarm message layouts, written independently of
- * src/swarm/message.c: it lists where each payload field of a VALID record sits, so tests
+ * src/swarm/net/message.c: it lists where each payload field of a VALID record sits, so tests
  * can corrupt one named field (a string length, a count, a log-prob, an id) and predict the
  * decoder's answer, and it packs little-endian values and computes the FNV-1a checksum by
  * hand. Version 2 follows each completion text with u32 n_logprobs (0 or the text's byte

@@ -20,7 +20,7 @@
 
 #include "core/config.h"
 #include "core/rng.h"
-#include "model/chat_prompt.h"
+#include "model/text/chat_prompt.h"
 #include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 #include "swarm/budget_check.h"

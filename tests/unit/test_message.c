@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "message_layout.h"
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 #include "../test_assert.h"
 
 /* ---- building and comparing messages --------------------------------------------------- */

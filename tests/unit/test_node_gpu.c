@@ -1,4 +1,4 @@
-/* The GPU placement decisions of swarm/node_gpu.h and swarm/nccl_init.h as pure functions, so
+/* The GPU placement decisions of swarm/node_gpu.h and swarm/net/nccl_init.h as pure functions, so
  * they are checked without a GPU or NCCL:
  *  - NCCL eligibility from the physical GPUs the machine's ranks use (their PCI bus ids), not
  *    from device counts: with CUDA_VISIBLE_DEVICES set per rank each rank sees one device
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "swarm/nccl_init.h"
+#include "swarm/net/nccl_init.h"
 #include "swarm/node_gpu.h"
 
 #include "../test_assert.h"

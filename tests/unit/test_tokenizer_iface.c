@@ -10,7 +10,7 @@
 
 #include "../test_assert.h"
 #include "io/files.h"
-#include "model/chat_prompt.h"
+#include "model/text/chat_prompt.h"
 #include "model/gpt.h"
 #include "model/tokenizer.h"
 

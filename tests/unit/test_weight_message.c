@@ -1,4 +1,4 @@
-/* The weight message codec (src/swarm/weight_message.c) trusts nothing: a message round-trips
+/* The weight message codec (src/swarm/net/weight_message.c) trusts nothing: a message round-trips
  * bit for bit; one flipped byte anywhere, a truncated or padded buffer, another float count,
  * parameter count or method, a NaN or an infinity (re-checksummed, so only the value check can
  * catch it) are each rejected with a reason. */
@@ -9,7 +9,7 @@
 
 #include "core/config_enums.h"
 #include "core/fnv1a.h"
-#include "swarm/weight_message.h"
+#include "swarm/net/weight_message.h"
 #include "../test_assert.h"
 
 enum { N = 37 };

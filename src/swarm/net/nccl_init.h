@@ -1,4 +1,4 @@
-/* Starting NCCL without letting one rank hang the others (kernels/nccl_allgather.cu): the
+/* Starting NCCL without letting one rank hang the others (src/swarm/net/nccl_allgather.cu): the
  * communicator is created non-blocking (ncclConfig_t.blocking = 0) and polled
  * (ncclCommGetAsyncError) until it is ready, fails, or a deadline passes, so every rank
  * reaches the MPI_Allreduce where the ranks agree to use NCCL or fall back to the MPI

@@ -6,7 +6,7 @@
  * raw text first (leftmost-longest match, honouring single_word, lstrip, rstrip, and
  * normalized: those match the normalized text; single_word's word characters approximate
  * Rust's \w by Unicode category); each remaining piece is normalized and
- * pre-tokenized (model/pretokenize.h), every resulting word is mapped to GPT-2's
+ * pre-tokenized (model/text/pretokenize.h), every resulting word is mapped to GPT-2's
  * byte-to-character alphabet and merged by merge rank (lowest first, leftmost among equals);
  * a byte the vocabulary lacks becomes the unk_token (runs of them one, with fuse_unk) or,
  * without one, is dropped.

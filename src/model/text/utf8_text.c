@@ -1,5 +1,5 @@
 /* UTF-8 validation and lossy decoding (see utf8_text.h). */
-#include "model/utf8_text.h"
+#include "model/text/utf8_text.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* polite_wait (see polite_wait.h): MPI_Test in a loop, spinning briefly, then napping. */
-#include "swarm/polite_wait.h"
+#include "swarm/net/polite_wait.h"
 
 #include <time.h>
 

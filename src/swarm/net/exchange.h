@@ -27,7 +27,7 @@ typedef struct {
 /* MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes. */
 void exchange_allgather(MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* inbox);
 
-/* The same exchange over NCCL (swarm/nccl_allgather.h, implemented in kernels/; only built
+/* The same exchange over NCCL (swarm/net/nccl_allgather.h, implemented beside it; only built
  * with SAPO_HAVE_NCCL): the same Inbox, byte for byte. */
 struct NcclExchange;
 void exchange_allgather_nccl(struct NcclExchange* x, MPI_Comm comm, const uint8_t* mine, size_t len, Inbox* inbox);

@@ -1,5 +1,5 @@
 /* The weight message codec (see weight_message.h). */
-#include "swarm/weight_message.h"
+#include "swarm/net/weight_message.h"
 
 #include <math.h>
 #include <string.h>

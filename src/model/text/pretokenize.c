@@ -3,7 +3,7 @@
  * Digits and ByteLevel pre-tokenizers) so that every piece boundary falls where the library
  * puts it: the BPE model then sees the same words. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "model/pretokenize.h"
+#include "model/text/pretokenize.h"
 
 #include <pcre2.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 
 #include "core/check.h"
 #include "core/fnv1a.h"
-#include "model/unicode_compat.h"
-#include "model/utf8_text.h"
+#include "model/text/unicode_compat.h"
+#include "model/text/utf8_text.h"
 
 /* The pattern ByteLevel splits with when use_regex is true (the library's, GPT-2's). */
 static const char GPT2_PATTERN[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";

@@ -61,7 +61,7 @@
  * receiver still re-derives each question and its ground truth from (task, seed, index,
  * config) before it uses a group, and decides whether a tokenizer fingerprint is one it
  * can use. */
-#include "swarm/message.h"
+#include "swarm/net/message.h"
 
 #include <stdarg.h>
 #include <stdio.h>

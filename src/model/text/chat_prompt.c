@@ -1,5 +1,5 @@
 /* ChatML prompt text (see chat_prompt.h). */
-#include "model/chat_prompt.h"
+#include "model/text/chat_prompt.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Hash tables of the BPE tokenizer (see bpe_maps.h). */
-#include "model/bpe_maps.h"
+#include "model/text/bpe_maps.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The Unicode differences between the `tokenizers` library and PCRE2 / utf8proc (see
  * unicode_compat.h). */
-#include "model/unicode_compat.h"
+#include "model/text/unicode_compat.h"
 
 enum { COMPAT_OTHER, COMPAT_LETTER, COMPAT_NUMBER };
 

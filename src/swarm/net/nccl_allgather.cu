@@ -1,4 +1,4 @@
-/* The synchronous all-gather of the swarm's messages over NCCL (see src/swarm/nccl_allgather.h).
+/* The synchronous all-gather of the swarm's messages over NCCL (see src/swarm/net/nccl_allgather.h).
  * Variable lengths with one fixed-size collective: all-gather the lengths (uint64), then
  * every rank contributes max(len) bytes (its own bytes, then padding) and the padding is
  * dropped when copying back to the host. The messages live on the host, so each exchange
@@ -12,10 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_backend.h"
-#include "cuda_compat.h"
-#include "swarm/nccl_allgather.h"
-#include "swarm/nccl_init.h"
+#include "cuda_compat.h" /* cudaCheck */
+#include "swarm/net/nccl_allgather.h"
+#include "swarm/net/nccl_init.h"
 
 /* The communicator is non-blocking (nccl_exchange_create): a call may return ncclInProgress,
  * and the communicator must then be polled (ncclCommGetAsyncError) until it is done. */
@@ -55,10 +54,10 @@ static int device_count(void) {
     return n;
 }
 
-extern "C" int nccl_device_id(char* id, size_t idlen, int* n_visible) {
+extern "C" int nccl_device_id(int device, char* id, size_t idlen, int* n_visible) {
     id[0] = 0;
     *n_visible = device_count();
-    int dev = cuda_device_for_this_rank(); /* the rank's GPU, chosen in one place (ModelBackend.place) */
+    int dev = device; /* the rank's GPU, chosen in one place (ModelBackend.place), from swarm/node_gpu.c */
     if (dev < 0) return -1;
     if (cudaDeviceGetPCIBusId(id, (int)idlen, dev) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -68,7 +67,7 @@ extern "C" int nccl_device_id(char* id, size_t idlen, int* n_visible) {
     return dev;
 }
 
-/* The poll of nccl_init_poll (swarm/nccl_init.h) over a communicator being created. */
+/* The poll of nccl_init_poll (swarm/net/nccl_init.h) over a communicator being created. */
 typedef struct {
     ncclComm_t comm;
     ncclResult_t last;
@@ -89,7 +88,8 @@ static double init_now(void* ctx) {
     return MPI_Wtime();
 }
 
-extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, double timeout_s, char* why, size_t whylen) {
+extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, int device, double timeout_s, char* why,
+                                              size_t whylen) {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -100,7 +100,7 @@ extern "C" NcclExchange* nccl_exchange_create(MPI_Comm comm, double timeout_s, c
     }
     x->rank = rank;
     x->size = size;
-    x->device = cuda_device_for_this_rank(); /* the model's GPU: node_gpu_nccl_open checked there is one */
+    x->device = device; /* the model's GPU: node_gpu_nccl_open checked there is one */
     if (x->device < 0) {
         fprintf(stderr, "%s:%d: nccl_exchange_create on a rank without a GPU\n", __FILE__, __LINE__);
         MPI_Abort(MPI_COMM_WORLD, 1);

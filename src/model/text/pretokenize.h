@@ -23,7 +23,7 @@ typedef struct {
 } PretokSpan;
 typedef struct {
     char* buf;
-    char* view; /* buf as the regexes see it (model/unicode_compat.h): same length, same offsets */
+    char* view; /* buf as the regexes see it (model/text/unicode_compat.h): same length, same offsets */
     size_t buf_len, buf_cap;
     PretokSpan* spans;
     int n, cap;

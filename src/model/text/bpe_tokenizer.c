@@ -1,7 +1,7 @@
 /* Byte-level BPE from a tokenizer.json (see bpe_tokenizer.h): loading the vocabulary, the
  * merges and the added tokens, cutting added tokens out of the text, the merge loop, and
- * decoding. The text pipeline in between is model/pretokenize.c. */
-#include "model/bpe_tokenizer.h"
+ * decoding. The text pipeline in between is model/text/pretokenize.c. */
+#include "model/text/bpe_tokenizer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,9 +15,9 @@
 #include "core/check.h"
 #include "core/fnv1a.h"
 #include "io/files.h"
-#include "model/bpe_maps.h"
-#include "model/pretokenize.h"
-#include "model/utf8_text.h"
+#include "model/text/bpe_maps.h"
+#include "model/text/pretokenize.h"
+#include "model/text/utf8_text.h"
 
 /* Words longer than this are merged afresh each time (long words are rare and would crowd
  * the cache); the cache is emptied when it holds this many words. */

@@ -1,16 +1,16 @@
 /* The synchronous all-gather exchange (see exchange.h), over MPI or, when built with NCCL
- * and every rank has its own GPU, over NCCL (swarm/nccl_allgather.h, implemented by
- * kernels/nccl_allgather.cu). */
+ * and every rank has its own GPU, over NCCL (swarm/net/nccl_allgather.h, implemented by
+ * src/swarm/net/nccl_allgather.cu). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
 #include "core/clock.h"
-#include "swarm/exchange.h"
-#include "swarm/polite_wait.h"
+#include "swarm/net/exchange.h"
+#include "swarm/net/polite_wait.h"
 #ifdef SAPO_HAVE_NCCL
-#include "swarm/nccl_allgather.h"
+#include "swarm/net/nccl_allgather.h"
 #endif
 
 /* The other ranks' messages as views into storage, which holds every rank's bytes in rank
