@@ -144,25 +144,6 @@ static cJSON* ids_json(const int* ids, int n) {
     return a;
 }
 
-static cJSON* timing_json(const BenchTiming* t) {
-    cJSON* j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "avg", t->avg);
-    cJSON_AddNumberToObject(j, "min", t->min);
-    cJSON_AddNumberToObject(j, "max", t->max);
-    cJSON_AddNumberToObject(j, "repeats", t->repeats);
-    return j;
-}
-
-static BenchTiming timing_from(const cJSON* j, int repeats) {
-    BenchTiming t = {0};
-    if (!cJSON_IsObject(j)) return t;
-    t.avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
-    t.min = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "min"));
-    t.max = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "max"));
-    t.repeats = t.avg > 0 ? repeats : 0;
-    return t;
-}
-
 /* ---- the token content -------------------------------------------------------------- */
 
 /* Completion k of group g: between N/2 and N tokens, as RL completions vary. */
@@ -378,8 +359,8 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     BenchTiming gen = bench_time(c_generate, &s, 0, o->repeats);
 
     cJSON* j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "train", timing_json(&train));
-    cJSON_AddItemToObject(j, "generate", timing_json(&gen));
+    cJSON_AddItemToObject(j, "train", bench_timing_json(&train));
+    cJSON_AddItemToObject(j, "generate", bench_timing_json(&gen));
     cJSON_AddNumberToObject(j, "gen_tokens", (double)s.generated / o->repeats);
     cJSON_AddNumberToObject(j, "check_logprob", lp_sum / (double)lp_n);
     struct rusage ru;
@@ -420,21 +401,15 @@ static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours
     CSideArgs args = {r, o};
     char side[96];
     snprintf(side, sizeof side, "the C side of %s", r->shape->name);
-    if (bench_child(c_side_child, &args, LB_ERR, side)) return -1;
-    char path[PATH_MAX + 96];
-    snprintf(path, sizeof path, "%s/ours.json", r->work_dir);
-    cJSON* j = bench_json_read(path);
-    if (!j) {
-        fprintf(stderr, LB_ERR "the C side wrote no readable %s\n", path);
-        return -1;
-    }
-    ours->train = timing_from(cJSON_GetObjectItem(j, "train"), o->repeats);
-    ours->gen = timing_from(cJSON_GetObjectItem(j, "generate"), o->repeats);
+    cJSON* j = bench_child_json(c_side_child, &args, LB_ERR, side, r->work_dir);
+    if (!j) return -1;
+    ours->train = bench_timing_read(cJSON_GetObjectItem(j, "train"), o->repeats);
+    ours->gen = bench_timing_read(cJSON_GetObjectItem(j, "generate"), o->repeats);
     ours->train_tokens = (double)r->train_tokens;
-    ours->gen_tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "gen_tokens"));
-    ours->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
-    ours->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
-    ours->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "check_logprob"));
+    ours->gen_tokens = bench_num(j, "gen_tokens");
+    ours->peak_kb = bench_num(j, "peak_kb");
+    ours->work_peak_kb = bench_num(j, "work_peak_kb");
+    ours->check_logprob = bench_num(j, "check_logprob");
     cJSON_Delete(j);
     return 0;
 }
@@ -447,39 +422,33 @@ typedef struct {
 } LlamaTorchLines;
 
 /* One JSON line of the PyTorch side into t. */
-static int torch_line(cJSON* j, void* arg) {
+static int torch_line(const char* what, cJSON* j, void* arg) {
     LlamaSide* t = ((LlamaTorchLines*)arg)->t;
     int repeats = ((LlamaTorchLines*)arg)->repeats;
-    const cJSON* what = cJSON_GetObjectItem(j, "what");
-    const char* w = cJSON_IsString(what) ? what->valuestring : "";
-    double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
-    if (!strcmp(w, "train")) {
-        t->train = timing_from(j, repeats);
+    double tokens = bench_num(j, "tokens");
+    if (!strcmp(what, "train")) {
+        t->train = bench_timing_read(j, repeats);
         t->train_tokens = tokens;
-    } else if (!strcmp(w, "generate")) {
-        t->gen = timing_from(j, repeats);
+    } else if (!strcmp(what, "generate")) {
+        t->gen = bench_timing_read(j, repeats);
         t->gen_tokens = tokens;
-    } else if (!strcmp(w, "generate_shared")) {
-        t->gen_shared = timing_from(j, 1);
-    } else if (!strcmp(w, "rss")) {
-        t->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
-        t->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
-    } else if (!strcmp(w, "check")) {
-        t->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "logprob"));
-    } else if (!strcmp(w, "info")) {
-        const cJSON* tv = cJSON_GetObjectItem(j, "torch");
-        const cJSON* hv = cJSON_GetObjectItem(j, "transformers");
-        snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s",
-                 cJSON_IsString(tv) ? tv->valuestring : "?", cJSON_IsString(hv) ? hv->valuestring : "?");
+    } else if (!strcmp(what, "generate_shared")) {
+        t->gen_shared = bench_timing_read(j, 1);
+    } else if (!strcmp(what, "rss")) {
+        t->peak_kb = bench_num(j, "peak_kb");
+        t->work_peak_kb = bench_num(j, "work_peak_kb");
+    } else if (!strcmp(what, "check")) {
+        t->check_logprob = bench_num(j, "logprob");
+    } else if (!strcmp(what, "info")) {
+        const char *tv = bench_str(j, "torch"), *hv = bench_str(j, "transformers");
+        snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s", tv ? tv : "?", hv ? hv : "?");
     }
     return 0;
 }
 
+/* Runs scripts/bench/torch_llama_bench.py on the shape's weights and work.json; fills t from its JSON lines. */
 static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* t) {
-    char cmd[3 * PATH_MAX + 512], threads[16];
-    snprintf(threads, sizeof threads, "%d", o->threads);
-    setenv("OPENBLAS_NUM_THREADS", threads, 1);
-    setenv("OMP_NUM_THREADS", threads, 1);
+    char cmd[3 * PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
              "'%s' '%s/" BENCH_SCRIPTS_DIR "/torch_llama_bench.py' --model-dir '%s' --work '%s/work.json' "
              "--threads %d --warmup %d --repeats %d",
@@ -719,9 +688,7 @@ int bench_llama_main(int argc, char** argv) {
                 strerror(errno));
         return 1;
     }
-    char threads[16];
-    snprintf(threads, sizeof threads, "%d", o.threads);
-    setenv("OPENBLAS_NUM_THREADS", threads, 1);
+    bench_thread_env(o.threads);
     openblas_set_num_threads(o.threads);
     double load[3] = {0};
     FILE* lf = fopen("/proc/loadavg", "r");

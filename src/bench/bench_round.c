@@ -71,28 +71,10 @@ typedef struct {
     const char* child_dir; /* --child DIR, else NULL */
 } RoundOptions;
 
-/* avg / min / max over the timed rounds of one quantity */
-typedef struct {
-    double avg, min, max;
-    int n;
-} Stat;
-
-static Stat stat_of(const double* v, int n) {
-    Stat s = {0.0, INFINITY, -INFINITY, n};
-    for (int i = 0; i < n; i++) {
-        s.avg += v[i];
-        if (v[i] < s.min) s.min = v[i];
-        if (v[i] > s.max) s.max = v[i];
-    }
-    if (n > 0) s.avg /= n;
-    else s.avg = s.min = s.max = NAN;
-    return s;
-}
-
-/* One side's measurement of one config. */
+/* One side's measurement of one config: avg / min / max over the timed rounds. */
 typedef struct {
     int ok;
-    Stat gen, train, total;
+    BenchTiming gen, train, total;
     double peak_rss_mb, base_rss_mb;
     double completion_len, reward, train_tokens, format_rate; /* averages over timed rounds */
     char scorer[64], note[256];
@@ -352,26 +334,26 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
 
 /* ------------------------------------------------------------------ the parent ---- */
 
+/* The timed rounds' lines of one side (ours.json's "rounds", or torch's "round" lines) into s. */
 static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
-    int n = cJSON_GetArraySize(rounds), k = 0;
-    double* g = callocCheck((size_t)n + 1, sizeof(double));
-    double* t = callocCheck((size_t)n + 1, sizeof(double));
-    double* a = callocCheck((size_t)n + 1, sizeof(double));
+    int n = cJSON_GetArraySize(rounds) + 1, k = 0;
+    double* v = callocCheck(3 * (size_t)n, sizeof(double)); /* gen, train and total of each timed round */
+    double *g = v, *t = v + n, *a = v + 2 * n;
     const cJSON* r;
     cJSON_ArrayForEach(r, rounds) {
         if (!cJSON_IsTrue(cJSON_GetObjectItem(r, "timed"))) continue;
-        g[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "gen"));
-        t[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train"));
-        a[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
-        s->completion_len += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "completion_len"));
-        s->reward += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward"));
-        s->format_rate += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "format_rate"));
-        s->train_tokens += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train_tokens"));
+        g[k] = bench_num(r, "gen");
+        t[k] = bench_num(r, "train");
+        a[k] = bench_num(r, "total");
+        s->completion_len += bench_num(r, "completion_len");
+        s->reward += bench_num(r, "reward");
+        s->format_rate += bench_num(r, "format_rate");
+        s->train_tokens += bench_num(r, "train_tokens");
         k++;
     }
-    s->gen = stat_of(g, k);
-    s->train = stat_of(t, k);
-    s->total = stat_of(a, k);
+    s->gen = bench_timing_of(g, k);
+    s->train = bench_timing_of(t, k);
+    s->total = bench_timing_of(a, k);
     if (k) {
         s->completion_len /= k;
         s->reward /= k;
@@ -379,17 +361,14 @@ static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
         s->train_tokens /= k;
     }
     s->ok = k > 0;
-    free(g);
-    free(t);
-    free(a);
+    free(v);
 }
 
 /* In the forked child: this binary again as `sapo bench round --child DIR ...` (argv), on
  * argv[10] threads. */
 static int exec_child(void* arg) {
     char** argv = arg;
-    setenv("OPENBLAS_NUM_THREADS", argv[10], 1);
-    setenv("OMP_NUM_THREADS", argv[10], 1);
+    bench_thread_env(atoi(argv[10]));
     execv(argv[0], argv);
     perror("sapo bench round: exec");
     return 127;
@@ -403,17 +382,11 @@ static int run_ours(const RoundOptions* o, const char* dir, RoundSide* ours, int
     snprintf(threads, sizeof threads, "%d", o->threads);
     char* argv[] = {(char*)bench_self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
                     "--warmup-rounds", warm, "--threads", threads, NULL};
-    if (bench_child(exec_child, argv, "sapo bench round: ", "the C side")) return -1;
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/ours.json", dir);
-    cJSON* j = bench_json_read(path);
-    if (!j) {
-        fprintf(stderr, "sapo bench round: the C side wrote no readable %s\n", path);
-        return -1;
-    }
+    cJSON* j = bench_child_json(exec_child, argv, "sapo bench round: ", "the C side", dir);
+    if (!j) return -1;
     side_from_rounds(ours, cJSON_GetObjectItem(j, "rounds"));
-    ours->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
-    ours->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
+    ours->peak_rss_mb = bench_num(j, "peak_rss_kb") / 1024.0;
+    ours->base_rss_mb = bench_num(j, "base_rss_kb") / 1024.0;
     *mismatch = cJSON_IsTrue(cJSON_GetObjectItem(j, "prompts_mismatch"));
     bench_products_read(&ours->products, cJSON_GetObjectItem(j, "products"));
     cJSON_Delete(j);
@@ -426,21 +399,19 @@ typedef struct {
     cJSON* rounds;
 } RoundTorchLines;
 
-static int torch_line(cJSON* j, void* arg) {
+static int torch_line(const char* what, cJSON* j, void* arg) {
     RoundTorchLines* t = arg;
     RoundSide* tr = t->side;
-    const cJSON* what = cJSON_GetObjectItem(j, "what");
-    if (cJSON_IsString(what) && !strcmp(what->valuestring, "round")) {
+    if (!strcmp(what, "round")) {
         cJSON_AddItemToArray(t->rounds, j);
         return 1;
     }
-    if (cJSON_IsString(what) && !strcmp(what->valuestring, "summary")) {
-        tr->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
-        tr->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
-        const cJSON* sc = cJSON_GetObjectItem(j, "scorer");
-        if (cJSON_IsString(sc)) snprintf(tr->scorer, sizeof tr->scorer, "%s", sc->valuestring);
-        const cJSON* note = cJSON_GetObjectItem(j, "note");
-        if (cJSON_IsString(note)) snprintf(tr->note, sizeof tr->note, "%s", note->valuestring);
+    if (!strcmp(what, "summary")) {
+        tr->peak_rss_mb = bench_num(j, "peak_rss_kb") / 1024.0;
+        tr->base_rss_mb = bench_num(j, "base_rss_kb") / 1024.0;
+        const char *scorer = bench_str(j, "scorer"), *note = bench_str(j, "note");
+        if (scorer) snprintf(tr->scorer, sizeof tr->scorer, "%s", scorer);
+        if (note) snprintf(tr->note, sizeof tr->note, "%s", note);
     }
     return 0;
 }
@@ -470,7 +441,9 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
     return 0;
 }
 
-static void print_row(const char* label, const char* what, const Stat* a, const Stat* b, int have_b, int decimals) {
+/* One row of the table: a's (ours) and b's (torch's) avg / min / max, "-" where NaN, and b / a. */
+static void print_row(const char* label, const char* what, const BenchTiming* a, const BenchTiming* b, int have_b,
+                      int decimals) {
     char ta[3][32], tb[3][32], ratio[32];
     const double av[3] = {a->avg, a->min, a->max}, bv[3] = {b->avg, b->min, b->max};
     for (int i = 0; i < 3; i++) {
@@ -687,8 +660,8 @@ static void round_print_rows(const char* label, const RoundSide* ours, const Rou
     print_row(label, "gen+score s", &ours->gen, &torch->gen, have_t, 3);
     print_row(label, "train s", &ours->train, &torch->train, have_t, 3);
     print_row(label, "total s", &ours->total, &torch->total, have_t, 3);
-    Stat ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
-    Stat rb = {torch->peak_rss_mb, NAN, NAN, 1};
+    BenchTiming ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
+    BenchTiming rb = {torch->peak_rss_mb, NAN, NAN, 1};
     print_row(label, "peak RSS MB", &ra, &rb, have_t, 1);
     bench_products_print(label, &ours->products, ours->gen.avg, ours->train.avg);
     fflush(stdout);
