@@ -62,6 +62,7 @@ typedef struct {
  * capacity every side works with. */
 typedef struct {
     const LlamaShape* shape;
+    const LlamaBenchOptions* o;
     char model_dir[PATH_MAX + 96];
     int real;      /* model_dir holds the real weights (else the C side exports random ones there) */
     char work_dir[PATH_MAX + 80];
@@ -136,12 +137,6 @@ static int smollm2_dir(char* out, size_t n) {
     char cfg[PATH_MAX + 16];
     snprintf(cfg, sizeof cfg, "%s/config.json", out);
     return access(cfg, R_OK) == 0;
-}
-
-static cJSON* ids_json(const int* ids, int n) {
-    cJSON* a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
-    return a;
 }
 
 /* ---- the token content -------------------------------------------------------------- */
@@ -228,9 +223,9 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     for (int g = 0; g < r->n_groups; g++) {
         const LmGroup* lg = &r->groups[g];
         cJSON* gj = cJSON_CreateObject();
-        cJSON_AddItemToObject(gj, "prompt", ids_json(lg->prompt, lg->n_prompt));
+        cJSON_AddItemToObject(gj, "prompt", cJSON_CreateIntArray(lg->prompt, lg->n_prompt));
         cJSON* comps = cJSON_AddArrayToObject(gj, "completions");
-        for (int k = 0; k < lg->n_comp; k++) cJSON_AddItemToArray(comps, ids_json(lg->comp[k], lg->comp_len[k]));
+        for (int k = 0; k < lg->n_comp; k++) cJSON_AddItemToArray(comps, cJSON_CreateIntArray(lg->comp[k], lg->comp_len[k]));
         cJSON_AddItemToArray(groups, gj);
     }
     cJSON* micro = cJSON_AddArrayToObject(j, "micro");
@@ -240,7 +235,7 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
         cJSON_AddItemToArray(micro, mb);
     }
     cJSON* gp = cJSON_AddArrayToObject(j, "gen_prompts");
-    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, ids_json(r->gen_prompts[i], o->prompt));
+    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, cJSON_CreateIntArray(r->gen_prompts[i], o->prompt));
     cJSON_AddNumberToObject(j, "completions", o->completions);
     cJSON_AddNumberToObject(j, "new", o->new_tokens);
     cJSON_AddNumberToObject(j, "train_tokens", (double)r->train_tokens);
@@ -293,8 +288,11 @@ static void c_generate(void* arg) {
     }
 }
 
-/* The C side of one shape; writes WORK/ours.json and returns the exit status. */
-static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
+/* The C side of one shape (arg: its ShapeRun), in a forked child; writes WORK/ours.json and returns the exit
+ * status. */
+static int c_side_run(void* arg) {
+    const ShapeRun* r = arg;
+    const LlamaBenchOptions* o = r->o;
     openblas_set_num_threads(o->threads);
     const ModelBackend* cpu = model_backend_built("cpu");
     char err[512];
@@ -386,22 +384,11 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     return rc ? 1 : 0;
 }
 
-typedef struct {
-    const ShapeRun* r;
-    const LlamaBenchOptions* o;
-} CSideArgs;
-
-static int c_side_child(void* arg) {
-    const CSideArgs* a = arg;
-    return c_side_run(a->r, a->o);
-}
-
 /* Runs the C side in a forked child (its own peak RSS); fills ours from WORK/ours.json. */
-static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
-    CSideArgs args = {r, o};
+static int c_side(ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
     char side[96];
     snprintf(side, sizeof side, "the C side of %s", r->shape->name);
-    cJSON* j = bench_child_json(c_side_child, &args, LB_ERR, side, r->work_dir);
+    cJSON* j = bench_child_json(c_side_run, r, LB_ERR, side, r->work_dir);
     if (!j) return -1;
     ours->train = bench_timing_read(cJSON_GetObjectItem(j, "train"), o->repeats);
     ours->gen = bench_timing_read(cJSON_GetObjectItem(j, "generate"), o->repeats);
@@ -490,7 +477,7 @@ static void rss_row(const char* name, double ours_kb, double torch_kb) {
 /* ---- one shape ---------------------------------------------------------------------- */
 
 static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions* o, const char* tmp) {
-    ShapeRun r = {.shape = sh};
+    ShapeRun r = {.shape = sh, .o = o};
     LlamaShape real_shape;
     const char* weights = "random weights (seed 1), hf_export-ed for transformers";
     if (sh->smollm2) {

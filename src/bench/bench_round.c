@@ -104,11 +104,8 @@ static Config* load_round_config(const char* path, char** overrides, int n_over,
     return settings_load(&req, set, err, errlen);
 }
 
+/* --config NAME into the next of o->configs (their number is checked with the options): its label and path. */
 static int resolve_config(RoundOptions* o, const char* name) {
-    if (o->n_configs >= MAX_CONFIGS) {
-        fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
-        return -1;
-    }
     RoundConfig* rc = &o->configs[o->n_configs];
     memset(rc, 0, sizeof *rc);
     if (!strcmp(name, "quick")) {
