@@ -1,8 +1,9 @@
 /* The harness every benchmark shares (as nccl-tests' common file): this binary's path and the
  * Python of the PyTorch sides, a field of /proc/self/status and the peak RSS, the timing
- * engine, a side run in a child process of its own (so neither side's memory mixes into the
- * other's peak), the JSON files and JSON lines the sides exchange, a fresh work directory,
- * and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
+ * engine and its JSON form, a side run in a child process of its own (so neither side's
+ * memory mixes into the other's peak) and the ours.json it leaves, the thread count the
+ * sides' processes get, the JSON files and JSON lines the sides exchange, a fresh work
+ * directory, and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
  * work, options and rows (bench_model.c, bench_round.c, bench_llama.c). */
 #ifndef SAPO_BENCH_BENCH_HARNESS_H
 #define SAPO_BENCH_BENCH_HARNESS_H

@@ -15,7 +15,6 @@
 #include "bench/bench_sgemm_peak.h"
 #include "core/check.h"
 #include "core/cli_options.h"
-#include "core/clock.h"
 #include "core/rng.h"
 #include "model/product_profile.h"
 #include "model/generate.h"
@@ -125,7 +124,7 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
         for (int t = 1; t < o->prompt; t++) s.prompts[b * stride + t] = (int)rng_below(&rng, 256);
     }
     s.gen = (GenConfig){.sampler = {.temperature = 1.0f, .top_p = 1.0f}, .max_new_tokens = o->new_tokens};
-    for (int i = 0; i < (o->warmup ? 1 : 0); i++) generate_batch(&s);
+    if (o->warmup) generate_batch(&s); /* any warm-up: one untimed batch */
     s.generated = 0;
     BenchTiming gen = bench_time(generate_batch, &s, 0, o->repeats);
     double gen_tps = s.generated / (gen.avg * o->repeats);
