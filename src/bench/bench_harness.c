@@ -150,6 +150,10 @@ void bench_thread_env(int threads) {
     setenv("OMP_NUM_THREADS", n, 1);
 }
 
+void bench_json_numbers(cJSON* j, const BenchNumber* f, size_t n) {
+    for (size_t i = 0; i < n; i++) cJSON_AddNumberToObject(j, f[i].key, f[i].value);
+}
+
 int bench_json_write(const char* path, const cJSON* j) {
     char* text = cJSON_PrintUnformatted(j);
     FILE* f = fopen(path, "wb");

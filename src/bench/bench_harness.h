@@ -46,6 +46,13 @@ cJSON* bench_child_json(int (*fn)(void* arg), void* arg, const char* prefix, con
 /* OPENBLAS_NUM_THREADS and OMP_NUM_THREADS for the processes started from here on. */
 void bench_thread_env(int threads);
 
+/* A key and its number, for bench_json_numbers. */
+typedef struct {
+    const char* key;
+    double value;
+} BenchNumber;
+/* Adds the numbers f[0..n) to the object j, in order. */
+void bench_json_numbers(cJSON* j, const BenchNumber* f, size_t n);
 /* j as one unformatted line in path: 0 or -1. */
 int bench_json_write(const char* path, const cJSON* j);
 /* path parsed as JSON; NULL when it cannot be read or is not JSON. */

@@ -239,12 +239,9 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     cJSON_AddNumberToObject(j, "completions", o->completions);
     cJSON_AddNumberToObject(j, "new", o->new_tokens);
     cJSON_AddNumberToObject(j, "train_tokens", (double)r->train_tokens);
-    cJSON* hp = cJSON_AddObjectToObject(j, "adamw");
-    cJSON_AddNumberToObject(hp, "lr", LB_ADAMW.lr);
-    cJSON_AddNumberToObject(hp, "beta1", LB_ADAMW.beta1);
-    cJSON_AddNumberToObject(hp, "beta2", LB_ADAMW.beta2);
-    cJSON_AddNumberToObject(hp, "eps", LB_ADAMW.eps);
-    cJSON_AddNumberToObject(hp, "weight_decay", LB_ADAMW.weight_decay);
+    const BenchNumber adamw[] = {{"lr", LB_ADAMW.lr}, {"beta1", LB_ADAMW.beta1}, {"beta2", LB_ADAMW.beta2},
+                                 {"eps", LB_ADAMW.eps}, {"weight_decay", LB_ADAMW.weight_decay}};
+    bench_json_numbers(cJSON_AddObjectToObject(j, "adamw"), adamw, sizeof adamw / sizeof adamw[0]);
     cJSON_AddNumberToObject(j, "grad_clip", LB_GRAD_CLIP);
     int rc = bench_json_write(path, j);
     cJSON_Delete(j);

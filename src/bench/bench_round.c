@@ -213,34 +213,23 @@ static SwarmNode* child_node(const char* dir, Config** cfg_out, RunSettings* set
 /* The model's shape and node 0's generation, optimiser and GRPO settings, as round.json
  * gives them to the PyTorch side. */
 static cJSON* round_settings_json(const RunSettings* set, const Model* m) {
-    const SwarmSettings* sw = &set->sw;
     const NodeSettings* node0 = &set->node[0];
-    GenConfig gen = node0->gen;
-    AdamWConfig hp = node0->adamw;
+    const GenConfig* gen = &node0->gen;
+    const AdamWConfig* hp = &node0->adamw;
+    const BenchNumber model_gen[] = {
+        {"n_layer", m->cfg.n_layer}, {"n_head", m->cfg.n_head}, {"d_model", m->cfg.d_model}, {"n_ctx", m->cfg.n_ctx},
+        {"vocab", m->cfg.vocab}, {"num_params", (double)m->num_params}, {"local", node0->n_local},
+        {"completions", node0->n_completions}, {"seed", (double)set->sw.seed},
+        {"temperature", gen->sampler.temperature}, {"top_p", gen->sampler.top_p},
+        {"max_new_tokens", gen->max_new_tokens}};
+    const BenchNumber train[] = {
+        {"lr", hp->lr}, {"beta1", hp->beta1}, {"beta2", hp->beta2}, {"eps", hp->eps},
+        {"weight_decay", hp->weight_decay}, {"grad_clip", node0->grad_clip}, {"eps_low", node0->grpo.eps_low},
+        {"eps_high", node0->grpo.eps_high}, {"ppo_epochs", node0->grpo.ppo_epochs}, {"kl", node0->grpo.kl}};
     cJSON* j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
-    cJSON_AddNumberToObject(j, "n_head", m->cfg.n_head);
-    cJSON_AddNumberToObject(j, "d_model", m->cfg.d_model);
-    cJSON_AddNumberToObject(j, "n_ctx", m->cfg.n_ctx);
-    cJSON_AddNumberToObject(j, "vocab", m->cfg.vocab);
-    cJSON_AddNumberToObject(j, "num_params", (double)m->num_params);
-    cJSON_AddNumberToObject(j, "local", node0->n_local);
-    cJSON_AddNumberToObject(j, "completions", node0->n_completions);
-    cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
-    cJSON_AddNumberToObject(j, "temperature", gen.sampler.temperature);
-    cJSON_AddNumberToObject(j, "top_p", gen.sampler.top_p);
-    cJSON_AddNumberToObject(j, "max_new_tokens", gen.max_new_tokens);
+    bench_json_numbers(j, model_gen, sizeof model_gen / sizeof model_gen[0]);
     cJSON_AddStringToObject(j, "stop", COMPLETION_STOP);
-    cJSON_AddNumberToObject(j, "lr", hp.lr);
-    cJSON_AddNumberToObject(j, "beta1", hp.beta1);
-    cJSON_AddNumberToObject(j, "beta2", hp.beta2);
-    cJSON_AddNumberToObject(j, "eps", hp.eps);
-    cJSON_AddNumberToObject(j, "weight_decay", hp.weight_decay);
-    cJSON_AddNumberToObject(j, "grad_clip", node0->grad_clip);
-    cJSON_AddNumberToObject(j, "eps_low", node0->grpo.eps_low);
-    cJSON_AddNumberToObject(j, "eps_high", node0->grpo.eps_high);
-    cJSON_AddNumberToObject(j, "ppo_epochs", node0->grpo.ppo_epochs);
-    cJSON_AddNumberToObject(j, "kl", node0->grpo.kl);
+    bench_json_numbers(j, train, sizeof train / sizeof train[0]);
     cJSON_AddStringToObject(j, "backend", m->backend->name);
     return j;
 }
@@ -267,16 +256,14 @@ static void child_write_round_json(const char* dir, const RunSettings* set, cons
 /* One round's line of ours.json: its phases from the RoundRecord and what it sampled. */
 static cJSON* round_record_json(int r, int timed, const RoundRecord* rec) {
     cJSON* o = cJSON_CreateObject();
+    const BenchNumber phases[] = {
+        {"gen", rec->m[RM_T_GENERATE]}, {"train", rec->m[RM_T_TRAIN]},
+        {"exchange", rec->m[RM_T_EXCHANGE] + rec->m[RM_T_WAIT]}, {"total", rec->m[RM_T_ROUND]},
+        {"completion_len", rec->m[RM_COMPLETION_LEN]}, {"reward", rec->m[RM_REWARD_OWN]},
+        {"format_rate", rec->m[RM_FORMAT_RATE]}, {"train_tokens", rec->m[RM_TRAIN_TOKENS]}};
     cJSON_AddNumberToObject(o, "round", r);
     cJSON_AddBoolToObject(o, "timed", timed);
-    cJSON_AddNumberToObject(o, "gen", rec->m[RM_T_GENERATE]);
-    cJSON_AddNumberToObject(o, "train", rec->m[RM_T_TRAIN]);
-    cJSON_AddNumberToObject(o, "exchange", rec->m[RM_T_EXCHANGE] + rec->m[RM_T_WAIT]);
-    cJSON_AddNumberToObject(o, "total", rec->m[RM_T_ROUND]);
-    cJSON_AddNumberToObject(o, "completion_len", rec->m[RM_COMPLETION_LEN]);
-    cJSON_AddNumberToObject(o, "reward", rec->m[RM_REWARD_OWN]);
-    cJSON_AddNumberToObject(o, "format_rate", rec->m[RM_FORMAT_RATE]);
-    cJSON_AddNumberToObject(o, "train_tokens", rec->m[RM_TRAIN_TOKENS]);
+    bench_json_numbers(o, phases, sizeof phases / sizeof phases[0]);
     return o;
 }
 
