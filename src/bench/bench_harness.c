@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,18 +69,47 @@ int bench_peak_reset(void) {
     return (fclose(f) == 0) && ok;
 }
 
+BenchTiming bench_timing_of(const double* v, int n) {
+    BenchTiming t = {0.0, INFINITY, -INFINITY, n};
+    for (int i = 0; i < n; i++) {
+        t.avg += v[i];
+        if (v[i] < t.min) t.min = v[i];
+        if (v[i] > t.max) t.max = v[i];
+    }
+    if (n > 0) t.avg /= n;
+    else t.avg = t.min = t.max = NAN;
+    return t;
+}
+
 BenchTiming bench_time(void (*fn)(void* arg), void* arg, int warmup, int repeats) {
     for (int i = 0; i < warmup; i++) fn(arg);
-    BenchTiming t = {.avg = 0.0, .min = 1e300, .max = 0.0, .repeats = repeats};
+    double* dt = callocCheck((size_t)repeats + 1, sizeof(double));
     for (int i = 0; i < repeats; i++) {
         double t0 = clock_now();
         fn(arg);
-        double dt = clock_now() - t0;
-        t.avg += dt;
-        if (dt < t.min) t.min = dt;
-        if (dt > t.max) t.max = dt;
+        dt[i] = clock_now() - t0;
     }
-    if (repeats > 0) t.avg /= repeats;
+    BenchTiming t = bench_timing_of(dt, repeats);
+    free(dt);
+    return t;
+}
+
+cJSON* bench_timing_json(const BenchTiming* t) {
+    cJSON* j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "avg", t->avg);
+    cJSON_AddNumberToObject(j, "min", t->min);
+    cJSON_AddNumberToObject(j, "max", t->max);
+    cJSON_AddNumberToObject(j, "repeats", t->repeats);
+    return j;
+}
+
+BenchTiming bench_timing_read(const cJSON* j, int repeats) {
+    BenchTiming t = {0};
+    if (!cJSON_IsObject(j)) return t;
+    t.avg = bench_num(j, "avg");
+    t.min = bench_num(j, "min");
+    t.max = bench_num(j, "max");
+    t.repeats = t.avg > 0 ? repeats : 0;
     return t;
 }
 
@@ -104,6 +134,26 @@ int bench_child(int (*fn)(void* arg), void* arg, const char* prefix, const char*
     return -1;
 }
 
+cJSON* bench_child_json(int (*fn)(void* arg), void* arg, const char* prefix, const char* side, const char* dir) {
+    if (bench_child(fn, arg, prefix, side)) return NULL;
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/ours.json", dir);
+    cJSON* j = bench_json_read(path);
+    if (!j) fprintf(stderr, "%sthe C side wrote no readable %s\n", prefix, path);
+    return j;
+}
+
+void bench_thread_env(int threads) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", threads);
+    setenv("OPENBLAS_NUM_THREADS", n, 1);
+    setenv("OMP_NUM_THREADS", n, 1);
+}
+
+void bench_json_numbers(cJSON* j, const BenchNumber* f, size_t n) {
+    for (size_t i = 0; i < n; i++) cJSON_AddNumberToObject(j, f[i].key, f[i].value);
+}
+
 int bench_json_write(const char* path, const cJSON* j) {
     char* text = cJSON_PrintUnformatted(j);
     FILE* f = fopen(path, "wb");
@@ -120,7 +170,11 @@ cJSON* bench_json_read(const char* path) {
     return j;
 }
 
-int bench_json_lines(const char* cmd, int (*on_line)(cJSON* j, void* arg), void* arg) {
+double bench_num(const cJSON* j, const char* key) { return cJSON_GetNumberValue(cJSON_GetObjectItem(j, key)); }
+
+const char* bench_str(const cJSON* j, const char* key) { return cJSON_GetStringValue(cJSON_GetObjectItem(j, key)); }
+
+int bench_json_lines(const char* cmd, int (*on_line)(const char* what, cJSON* j, void* arg), void* arg) {
     fflush(stdout);
     FILE* p = popen(cmd, "r");
     if (!p) return -1;
@@ -128,7 +182,8 @@ int bench_json_lines(const char* cmd, int (*on_line)(cJSON* j, void* arg), void*
     char* line = mallocCheck(cap);
     while (fgets(line, (int)cap, p)) {
         cJSON* j = cJSON_Parse(line);
-        if (j && !on_line(j, arg)) cJSON_Delete(j);
+        const char* what = j ? bench_str(j, "what") : NULL;
+        if (j && !on_line(what ? what : "", j, arg)) cJSON_Delete(j);
     }
     free(line);
     return pclose(p);

@@ -1,8 +1,9 @@
 /* The harness every benchmark shares (as nccl-tests' common file): this binary's path and the
  * Python of the PyTorch sides, a field of /proc/self/status and the peak RSS, the timing
- * engine, a side run in a child process of its own (so neither side's memory mixes into the
- * other's peak), the JSON files and JSON lines the sides exchange, a fresh work directory,
- * and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
+ * engine and its JSON form, a side run in a child process of its own (so neither side's
+ * memory mixes into the other's peak) and the ours.json it leaves, the thread count the
+ * sides' processes get, the JSON files and JSON lines the sides exchange, a fresh work
+ * directory, and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
  * work, options and rows (bench_model.c, bench_round.c, bench_llama.c). */
 #ifndef SAPO_BENCH_BENCH_HARNESS_H
 #define SAPO_BENCH_BENCH_HARNESS_H
@@ -28,21 +29,41 @@ typedef struct {
     double avg, min, max; /* seconds per repeat */
     int repeats;
 } BenchTiming;
+/* avg / min / max of v[0..n), n repeats; all NaN when n is 0. */
+BenchTiming bench_timing_of(const double* v, int n);
 /* Calls fn(arg) warmup times untimed, then repeats times timed one by one. */
 BenchTiming bench_time(void (*fn)(void* arg), void* arg, int warmup, int repeats);
+/* t as {"avg", "min", "max", "repeats"}; and back: `repeats` when avg > 0, else 0 (not run). */
+cJSON* bench_timing_json(const BenchTiming* t);
+BenchTiming bench_timing_read(const cJSON* j, int repeats);
 
 /* Runs fn(arg) in a forked child and waits for it; the child's exit status is fn's. 0 when it
  * exited 0; else -1 with "PREFIXfork: why" or "PREFIXSIDE failed (exit|signal N)" on stderr. */
 int bench_child(int (*fn)(void* arg), void* arg, const char* prefix, const char* side);
+/* bench_child, then DIR/ours.json (what fn wrote there) parsed; NULL when the child failed or
+ * after "PREFIXthe C side wrote no readable PATH" on stderr. */
+cJSON* bench_child_json(int (*fn)(void* arg), void* arg, const char* prefix, const char* side, const char* dir);
+/* OPENBLAS_NUM_THREADS and OMP_NUM_THREADS for the processes started from here on. */
+void bench_thread_env(int threads);
 
+/* A key and its number, for bench_json_numbers. */
+typedef struct {
+    const char* key;
+    double value;
+} BenchNumber;
+/* Adds the numbers f[0..n) to the object j, in order. */
+void bench_json_numbers(cJSON* j, const BenchNumber* f, size_t n);
 /* j as one unformatted line in path: 0 or -1. */
 int bench_json_write(const char* path, const cJSON* j);
 /* path parsed as JSON; NULL when it cannot be read or is not JSON. */
 cJSON* bench_json_read(const char* path);
+/* The number at key in j (NaN when there is none); the string at key (NULL when there is none). */
+double bench_num(const cJSON* j, const char* key);
+const char* bench_str(const cJSON* j, const char* key);
 /* Runs cmd (stdout flushed first) and hands each line of its output that parses as JSON to
- * on_line, which keeps the object by returning 1 (else it is deleted here). pclose's status,
- * or -1 when cmd cannot be started. */
-int bench_json_lines(const char* cmd, int (*on_line)(cJSON* j, void* arg), void* arg);
+ * on_line with its "what" ("" when it has none), which keeps the object by returning 1 (else
+ * it is deleted here). pclose's status, or -1 when cmd cannot be started. */
+int bench_json_lines(const char* cmd, int (*on_line)(const char* what, cJSON* j, void* arg), void* arg);
 
 /* A fresh directory $TMPDIR/NAME-XXXXXX (TMPDIR unset or empty: /tmp) into dir: 0, or -1
  * (errno set; dir holds the template tried). */

@@ -62,6 +62,7 @@ typedef struct {
  * capacity every side works with. */
 typedef struct {
     const LlamaShape* shape;
+    const LlamaBenchOptions* o;
     char model_dir[PATH_MAX + 96];
     int real;      /* model_dir holds the real weights (else the C side exports random ones there) */
     char work_dir[PATH_MAX + 80];
@@ -136,31 +137,6 @@ static int smollm2_dir(char* out, size_t n) {
     char cfg[PATH_MAX + 16];
     snprintf(cfg, sizeof cfg, "%s/config.json", out);
     return access(cfg, R_OK) == 0;
-}
-
-static cJSON* ids_json(const int* ids, int n) {
-    cJSON* a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ids[i]));
-    return a;
-}
-
-static cJSON* timing_json(const BenchTiming* t) {
-    cJSON* j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "avg", t->avg);
-    cJSON_AddNumberToObject(j, "min", t->min);
-    cJSON_AddNumberToObject(j, "max", t->max);
-    cJSON_AddNumberToObject(j, "repeats", t->repeats);
-    return j;
-}
-
-static BenchTiming timing_from(const cJSON* j, int repeats) {
-    BenchTiming t = {0};
-    if (!cJSON_IsObject(j)) return t;
-    t.avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
-    t.min = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "min"));
-    t.max = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "max"));
-    t.repeats = t.avg > 0 ? repeats : 0;
-    return t;
 }
 
 /* ---- the token content -------------------------------------------------------------- */
@@ -247,9 +223,9 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     for (int g = 0; g < r->n_groups; g++) {
         const LmGroup* lg = &r->groups[g];
         cJSON* gj = cJSON_CreateObject();
-        cJSON_AddItemToObject(gj, "prompt", ids_json(lg->prompt, lg->n_prompt));
+        cJSON_AddItemToObject(gj, "prompt", cJSON_CreateIntArray(lg->prompt, lg->n_prompt));
         cJSON* comps = cJSON_AddArrayToObject(gj, "completions");
-        for (int k = 0; k < lg->n_comp; k++) cJSON_AddItemToArray(comps, ids_json(lg->comp[k], lg->comp_len[k]));
+        for (int k = 0; k < lg->n_comp; k++) cJSON_AddItemToArray(comps, cJSON_CreateIntArray(lg->comp[k], lg->comp_len[k]));
         cJSON_AddItemToArray(groups, gj);
     }
     cJSON* micro = cJSON_AddArrayToObject(j, "micro");
@@ -259,16 +235,13 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
         cJSON_AddItemToArray(micro, mb);
     }
     cJSON* gp = cJSON_AddArrayToObject(j, "gen_prompts");
-    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, ids_json(r->gen_prompts[i], o->prompt));
+    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, cJSON_CreateIntArray(r->gen_prompts[i], o->prompt));
     cJSON_AddNumberToObject(j, "completions", o->completions);
     cJSON_AddNumberToObject(j, "new", o->new_tokens);
     cJSON_AddNumberToObject(j, "train_tokens", (double)r->train_tokens);
-    cJSON* hp = cJSON_AddObjectToObject(j, "adamw");
-    cJSON_AddNumberToObject(hp, "lr", LB_ADAMW.lr);
-    cJSON_AddNumberToObject(hp, "beta1", LB_ADAMW.beta1);
-    cJSON_AddNumberToObject(hp, "beta2", LB_ADAMW.beta2);
-    cJSON_AddNumberToObject(hp, "eps", LB_ADAMW.eps);
-    cJSON_AddNumberToObject(hp, "weight_decay", LB_ADAMW.weight_decay);
+    const BenchNumber adamw[] = {{"lr", LB_ADAMW.lr}, {"beta1", LB_ADAMW.beta1}, {"beta2", LB_ADAMW.beta2},
+                                 {"eps", LB_ADAMW.eps}, {"weight_decay", LB_ADAMW.weight_decay}};
+    bench_json_numbers(cJSON_AddObjectToObject(j, "adamw"), adamw, sizeof adamw / sizeof adamw[0]);
     cJSON_AddNumberToObject(j, "grad_clip", LB_GRAD_CLIP);
     int rc = bench_json_write(path, j);
     cJSON_Delete(j);
@@ -312,8 +285,11 @@ static void c_generate(void* arg) {
     }
 }
 
-/* The C side of one shape; writes WORK/ours.json and returns the exit status. */
-static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
+/* The C side of one shape (arg: its ShapeRun), in a forked child; writes WORK/ours.json and returns the exit
+ * status. */
+static int c_side_run(void* arg) {
+    const ShapeRun* r = arg;
+    const LlamaBenchOptions* o = r->o;
     openblas_set_num_threads(o->threads);
     const ModelBackend* cpu = model_backend_built("cpu");
     char err[512];
@@ -378,8 +354,8 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     BenchTiming gen = bench_time(c_generate, &s, 0, o->repeats);
 
     cJSON* j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "train", timing_json(&train));
-    cJSON_AddItemToObject(j, "generate", timing_json(&gen));
+    cJSON_AddItemToObject(j, "train", bench_timing_json(&train));
+    cJSON_AddItemToObject(j, "generate", bench_timing_json(&gen));
     cJSON_AddNumberToObject(j, "gen_tokens", (double)s.generated / o->repeats);
     cJSON_AddNumberToObject(j, "check_logprob", lp_sum / (double)lp_n);
     struct rusage ru;
@@ -405,36 +381,19 @@ static int c_side_run(const ShapeRun* r, const LlamaBenchOptions* o) {
     return rc ? 1 : 0;
 }
 
-typedef struct {
-    const ShapeRun* r;
-    const LlamaBenchOptions* o;
-} CSideArgs;
-
-static int c_side_child(void* arg) {
-    const CSideArgs* a = arg;
-    return c_side_run(a->r, a->o);
-}
-
 /* Runs the C side in a forked child (its own peak RSS); fills ours from WORK/ours.json. */
-static int c_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
-    CSideArgs args = {r, o};
+static int c_side(ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
     char side[96];
     snprintf(side, sizeof side, "the C side of %s", r->shape->name);
-    if (bench_child(c_side_child, &args, LB_ERR, side)) return -1;
-    char path[PATH_MAX + 96];
-    snprintf(path, sizeof path, "%s/ours.json", r->work_dir);
-    cJSON* j = bench_json_read(path);
-    if (!j) {
-        fprintf(stderr, LB_ERR "the C side wrote no readable %s\n", path);
-        return -1;
-    }
-    ours->train = timing_from(cJSON_GetObjectItem(j, "train"), o->repeats);
-    ours->gen = timing_from(cJSON_GetObjectItem(j, "generate"), o->repeats);
+    cJSON* j = bench_child_json(c_side_run, r, LB_ERR, side, r->work_dir);
+    if (!j) return -1;
+    ours->train = bench_timing_read(cJSON_GetObjectItem(j, "train"), o->repeats);
+    ours->gen = bench_timing_read(cJSON_GetObjectItem(j, "generate"), o->repeats);
     ours->train_tokens = (double)r->train_tokens;
-    ours->gen_tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "gen_tokens"));
-    ours->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
-    ours->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
-    ours->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "check_logprob"));
+    ours->gen_tokens = bench_num(j, "gen_tokens");
+    ours->peak_kb = bench_num(j, "peak_kb");
+    ours->work_peak_kb = bench_num(j, "work_peak_kb");
+    ours->check_logprob = bench_num(j, "check_logprob");
     cJSON_Delete(j);
     return 0;
 }
@@ -447,39 +406,33 @@ typedef struct {
 } LlamaTorchLines;
 
 /* One JSON line of the PyTorch side into t. */
-static int torch_line(cJSON* j, void* arg) {
+static int torch_line(const char* what, cJSON* j, void* arg) {
     LlamaSide* t = ((LlamaTorchLines*)arg)->t;
     int repeats = ((LlamaTorchLines*)arg)->repeats;
-    const cJSON* what = cJSON_GetObjectItem(j, "what");
-    const char* w = cJSON_IsString(what) ? what->valuestring : "";
-    double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
-    if (!strcmp(w, "train")) {
-        t->train = timing_from(j, repeats);
+    double tokens = bench_num(j, "tokens");
+    if (!strcmp(what, "train")) {
+        t->train = bench_timing_read(j, repeats);
         t->train_tokens = tokens;
-    } else if (!strcmp(w, "generate")) {
-        t->gen = timing_from(j, repeats);
+    } else if (!strcmp(what, "generate")) {
+        t->gen = bench_timing_read(j, repeats);
         t->gen_tokens = tokens;
-    } else if (!strcmp(w, "generate_shared")) {
-        t->gen_shared = timing_from(j, 1);
-    } else if (!strcmp(w, "rss")) {
-        t->peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_kb"));
-        t->work_peak_kb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "work_peak_kb"));
-    } else if (!strcmp(w, "check")) {
-        t->check_logprob = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "logprob"));
-    } else if (!strcmp(w, "info")) {
-        const cJSON* tv = cJSON_GetObjectItem(j, "torch");
-        const cJSON* hv = cJSON_GetObjectItem(j, "transformers");
-        snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s",
-                 cJSON_IsString(tv) ? tv->valuestring : "?", cJSON_IsString(hv) ? hv->valuestring : "?");
+    } else if (!strcmp(what, "generate_shared")) {
+        t->gen_shared = bench_timing_read(j, 1);
+    } else if (!strcmp(what, "rss")) {
+        t->peak_kb = bench_num(j, "peak_kb");
+        t->work_peak_kb = bench_num(j, "work_peak_kb");
+    } else if (!strcmp(what, "check")) {
+        t->check_logprob = bench_num(j, "logprob");
+    } else if (!strcmp(what, "info")) {
+        const char *tv = bench_str(j, "torch"), *hv = bench_str(j, "transformers");
+        snprintf(t->versions, sizeof t->versions, "torch %s, transformers %s", tv ? tv : "?", hv ? hv : "?");
     }
     return 0;
 }
 
+/* Runs scripts/bench/torch_llama_bench.py on the shape's weights and work.json; fills t from its JSON lines. */
 static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* t) {
-    char cmd[3 * PATH_MAX + 512], threads[16];
-    snprintf(threads, sizeof threads, "%d", o->threads);
-    setenv("OPENBLAS_NUM_THREADS", threads, 1);
-    setenv("OMP_NUM_THREADS", threads, 1);
+    char cmd[3 * PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
              "'%s' '%s/" BENCH_SCRIPTS_DIR "/torch_llama_bench.py' --model-dir '%s' --work '%s/work.json' "
              "--threads %d --warmup %d --repeats %d",
@@ -521,7 +474,7 @@ static void rss_row(const char* name, double ours_kb, double torch_kb) {
 /* ---- one shape ---------------------------------------------------------------------- */
 
 static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions* o, const char* tmp) {
-    ShapeRun r = {.shape = sh};
+    ShapeRun r = {.shape = sh, .o = o};
     LlamaShape real_shape;
     const char* weights = "random weights (seed 1), hf_export-ed for transformers";
     if (sh->smollm2) {
@@ -719,9 +672,7 @@ int bench_llama_main(int argc, char** argv) {
                 strerror(errno));
         return 1;
     }
-    char threads[16];
-    snprintf(threads, sizeof threads, "%d", o.threads);
-    setenv("OPENBLAS_NUM_THREADS", threads, 1);
+    bench_thread_env(o.threads);
     openblas_set_num_threads(o.threads);
     double load[3] = {0};
     FILE* lf = fopen("/proc/loadavg", "r");

@@ -15,7 +15,6 @@
 #include "bench/bench_sgemm_peak.h"
 #include "core/check.h"
 #include "core/cli_options.h"
-#include "core/clock.h"
 #include "core/rng.h"
 #include "model/product_profile.h"
 #include "model/generate.h"
@@ -29,7 +28,8 @@ typedef struct {
     int ctx, batch, prompt, new_tokens, warmup, repeats, threads, torch;
     int modes; /* 1 = default numerics, 2 = deterministic, 3 = both */
     const char* backend;
-    int on_gpu; /* the backend found is cuda: no sgemm profile, PyTorch on the GPU too */
+    const ModelBackend* be; /* the backend found */
+    int on_gpu;             /* be is cuda: no sgemm profile, PyTorch on the GPU too */
 } BenchOptions;
 
 typedef struct {
@@ -61,21 +61,16 @@ static void generate_batch(void* arg) {
 }
 
 /* One JSON line of the PyTorch side: tok/s of "train" or "generate" into rates[0] or [1]. */
-static int torch_line(cJSON* j, void* arg) {
+static int torch_line(const char* what, cJSON* j, void* arg) {
     double* rates = arg;
-    const cJSON* what = cJSON_GetObjectItem(j, "what");
-    double tokens = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "tokens"));
-    double avg = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "avg"));
-    if (cJSON_IsString(what) && avg > 0) {
-        if (!strcmp(what->valuestring, "train")) rates[0] = tokens / avg;
-        if (!strcmp(what->valuestring, "generate")) rates[1] = tokens / avg;
-    }
+    double avg = bench_num(j, "avg"), rate = bench_num(j, "tokens") / avg;
+    if (avg > 0 && !strcmp(what, "train")) rates[0] = rate;
+    if (avg > 0 && !strcmp(what, "generate")) rates[1] = rate;
     return 0;
 }
 
-/* Runs the PyTorch side; fills tok/s for "train" and "generate" (0 when unavailable). */
-static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train_tps, double* gen_tps) {
-    double rates[2] = {0.0, 0.0};
+/* Runs the PyTorch side; fills rates with tok/s for "train" and "generate" (left 0 when unavailable). */
+static void torch_rates(const BenchSize* z, const BenchOptions* o, double rates[2]) {
     const char* py = bench_python();
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
@@ -84,11 +79,8 @@ static void torch_rates(const BenchSize* z, const BenchOptions* o, double* train
              py, SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt, o->new_tokens,
              o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");
     if (bench_json_lines(cmd, torch_line, rates) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
-    *train_tps = rates[0];
-    *gen_tps = rates[1];
 }
 
-/* One size in one numerics mode; returns train and generate tok/s. */
 /* The last two columns of a row: PyTorch's tokens/s and ours over it, or "-" where PyTorch
  * did not run (--no-torch, deterministic rows, a failed script). */
 static void torch_columns(char* buf, size_t n, double ours, double torch) {
@@ -96,14 +88,12 @@ static void torch_columns(char* buf, size_t n, double ours, double torch) {
     else snprintf(buf, n, "%10s %8s", "-", "-");
 }
 
-static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, int det, double* train_out,
-                      double* gen_out) {
+/* One size in one numerics mode, its two rows printed; rates gets train and generate tok/s. */
+static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, int det, double rates[2]) {
     GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB,
                      .deterministic = det};
-    const ModelBackend* be = model_backend_find(o->backend);
-    if (!be) sapo_die("backend '%s' is not available in this build or on this machine", o->backend);
     BenchState s = {.B = o->batch, .T = o->ctx};
-    s.m = model_create(&cfg, be, o->batch, 1);
+    s.m = model_create(&cfg, o->be, o->batch, 1);
     size_t BT = (size_t)o->batch * o->ctx;
     s.inputs = mallocCheck(BT * sizeof(int));
     s.targets = mallocCheck(BT * sizeof(int));
@@ -134,23 +124,23 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
         for (int t = 1; t < o->prompt; t++) s.prompts[b * stride + t] = (int)rng_below(&rng, 256);
     }
     s.gen = (GenConfig){.sampler = {.temperature = 1.0f, .top_p = 1.0f}, .max_new_tokens = o->new_tokens};
-    for (int i = 0; i < (o->warmup ? 1 : 0); i++) generate_batch(&s);
+    if (o->warmup) generate_batch(&s); /* any warm-up: one untimed batch */
     s.generated = 0;
     BenchTiming gen = bench_time(generate_batch, &s, 0, o->repeats);
     double gen_tps = s.generated / (gen.avg * o->repeats);
 
-    double torch_train = 0, torch_gen = 0;
-    if (o->torch && !det) torch_rates(z, o, &torch_train, &torch_gen);
-    *train_out = train_tps;
-    *gen_out = gen_tps;
+    double torch[2] = {0.0, 0.0};
+    if (o->torch && !det) torch_rates(z, o, torch);
+    rates[0] = train_tps;
+    rates[1] = gen_tps;
 
     char name[48];
     snprintf(name, sizeof name, "L%d H%d C%d%s", z->layers, z->heads, z->dmodel, det ? " det" : "");
     double gflops = train_flops / train.avg / 1e9;
     double mm_gflops = sgemm_s > 0 ? sgemm_f / sgemm_s / 1e9 : 0.0;
     char torch_t[32], torch_g[32];
-    torch_columns(torch_t, sizeof torch_t, train_tps, torch_train);
-    torch_columns(torch_g, sizeof torch_g, gen_tps, torch_gen);
+    torch_columns(torch_t, sizeof torch_t, train_tps, torch[0]);
+    torch_columns(torch_g, sizeof torch_g, gen_tps, torch[1]);
     if (!o->on_gpu) {
         printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8.1f %6.0f%% %6.0f%% %s\n", name, "train", train_tps,
                train.avg, train.min, train.max, gflops, mm_gflops, 100.0 * mm_gflops / peak,
@@ -271,15 +261,15 @@ int bench_model_main(int argc, char** argv) {
         fprintf(stderr, "sapo bench model: --prompt %d + --new %d exceeds --ctx %d\n", o.prompt, o.new_tokens, o.ctx);
         return 2;
     }
-    const ModelBackend* be = model_backend_find(o.backend);
-    if (!be) {
+    o.be = model_backend_find(o.backend);
+    if (!o.be) {
         fprintf(stderr, "sapo bench model: backend '%s' is not available in this build or on this machine\n", o.backend);
         return 2;
     }
-    o.on_gpu = strcmp(be->name, "cpu") != 0;
+    o.on_gpu = strcmp(o.be->name, "cpu") != 0;
     openblas_set_num_threads(o.threads);
     printf("# sapo bench model: backend %s (%s), %d thread(s), batch %d, context %d, warm-up %d, repeats %d\n",
-           o.backend, be->name, o.threads, o.batch, o.ctx, o.warmup, o.repeats);
+           o.backend, o.be->name, o.threads, o.batch, o.ctx, o.warmup, o.repeats);
     printf("# train = forward + backward + AdamW on batch x context tokens; generate = prompt %d + %d new tokens "
            "per sequence, KV cache, temperature 1\n", o.prompt, o.new_tokens);
     printf("# %s\n", openblas_get_config());
@@ -291,7 +281,7 @@ int bench_model_main(int argc, char** argv) {
     double rates[2][2][2] = {{{0}}}; /* [size][det][train, generate] */
     for (int i = 0; i < n_sizes; i++)
         for (int det = 0; det < 2; det++)
-            if (o.modes & (1 << det)) bench_one(&sizes[i], &o, peak, det, &rates[i][det][0], &rates[i][det][1]);
+            if (o.modes & (1 << det)) bench_one(&sizes[i], &o, peak, det, rates[i][det]);
     printf("# GFLOP/s counts matmuls and attention (backward = 2x forward); mm GF/s is the rate inside sgemm,\n"
            "# mm/pk its share of the sgemm peak, mm time the share of the training step spent in sgemm\n"
            "# (det rows: inside det_gemm, the deterministic mode's own product).\n");

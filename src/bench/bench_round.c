@@ -71,28 +71,10 @@ typedef struct {
     const char* child_dir; /* --child DIR, else NULL */
 } RoundOptions;
 
-/* avg / min / max over the timed rounds of one quantity */
-typedef struct {
-    double avg, min, max;
-    int n;
-} Stat;
-
-static Stat stat_of(const double* v, int n) {
-    Stat s = {0.0, INFINITY, -INFINITY, n};
-    for (int i = 0; i < n; i++) {
-        s.avg += v[i];
-        if (v[i] < s.min) s.min = v[i];
-        if (v[i] > s.max) s.max = v[i];
-    }
-    if (n > 0) s.avg /= n;
-    else s.avg = s.min = s.max = NAN;
-    return s;
-}
-
-/* One side's measurement of one config. */
+/* One side's measurement of one config: avg / min / max over the timed rounds. */
 typedef struct {
     int ok;
-    Stat gen, train, total;
+    BenchTiming gen, train, total;
     double peak_rss_mb, base_rss_mb;
     double completion_len, reward, train_tokens, format_rate; /* averages over timed rounds */
     char scorer[64], note[256];
@@ -122,11 +104,8 @@ static Config* load_round_config(const char* path, char** overrides, int n_over,
     return settings_load(&req, set, err, errlen);
 }
 
+/* --config NAME into the next of o->configs (their number is checked with the options): its label and path. */
 static int resolve_config(RoundOptions* o, const char* name) {
-    if (o->n_configs >= MAX_CONFIGS) {
-        fprintf(stderr, "sapo bench round: at most %d --config\n", MAX_CONFIGS);
-        return -1;
-    }
     RoundConfig* rc = &o->configs[o->n_configs];
     memset(rc, 0, sizeof *rc);
     if (!strcmp(name, "quick")) {
@@ -234,34 +213,23 @@ static SwarmNode* child_node(const char* dir, Config** cfg_out, RunSettings* set
 /* The model's shape and node 0's generation, optimiser and GRPO settings, as round.json
  * gives them to the PyTorch side. */
 static cJSON* round_settings_json(const RunSettings* set, const Model* m) {
-    const SwarmSettings* sw = &set->sw;
     const NodeSettings* node0 = &set->node[0];
-    GenConfig gen = node0->gen;
-    AdamWConfig hp = node0->adamw;
+    const GenConfig* gen = &node0->gen;
+    const AdamWConfig* hp = &node0->adamw;
+    const BenchNumber model_gen[] = {
+        {"n_layer", m->cfg.n_layer}, {"n_head", m->cfg.n_head}, {"d_model", m->cfg.d_model}, {"n_ctx", m->cfg.n_ctx},
+        {"vocab", m->cfg.vocab}, {"num_params", (double)m->num_params}, {"local", node0->n_local},
+        {"completions", node0->n_completions}, {"seed", (double)set->sw.seed},
+        {"temperature", gen->sampler.temperature}, {"top_p", gen->sampler.top_p},
+        {"max_new_tokens", gen->max_new_tokens}};
+    const BenchNumber train[] = {
+        {"lr", hp->lr}, {"beta1", hp->beta1}, {"beta2", hp->beta2}, {"eps", hp->eps},
+        {"weight_decay", hp->weight_decay}, {"grad_clip", node0->grad_clip}, {"eps_low", node0->grpo.eps_low},
+        {"eps_high", node0->grpo.eps_high}, {"ppo_epochs", node0->grpo.ppo_epochs}, {"kl", node0->grpo.kl}};
     cJSON* j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "n_layer", m->cfg.n_layer);
-    cJSON_AddNumberToObject(j, "n_head", m->cfg.n_head);
-    cJSON_AddNumberToObject(j, "d_model", m->cfg.d_model);
-    cJSON_AddNumberToObject(j, "n_ctx", m->cfg.n_ctx);
-    cJSON_AddNumberToObject(j, "vocab", m->cfg.vocab);
-    cJSON_AddNumberToObject(j, "num_params", (double)m->num_params);
-    cJSON_AddNumberToObject(j, "local", node0->n_local);
-    cJSON_AddNumberToObject(j, "completions", node0->n_completions);
-    cJSON_AddNumberToObject(j, "seed", (double)sw->seed);
-    cJSON_AddNumberToObject(j, "temperature", gen.sampler.temperature);
-    cJSON_AddNumberToObject(j, "top_p", gen.sampler.top_p);
-    cJSON_AddNumberToObject(j, "max_new_tokens", gen.max_new_tokens);
+    bench_json_numbers(j, model_gen, sizeof model_gen / sizeof model_gen[0]);
     cJSON_AddStringToObject(j, "stop", COMPLETION_STOP);
-    cJSON_AddNumberToObject(j, "lr", hp.lr);
-    cJSON_AddNumberToObject(j, "beta1", hp.beta1);
-    cJSON_AddNumberToObject(j, "beta2", hp.beta2);
-    cJSON_AddNumberToObject(j, "eps", hp.eps);
-    cJSON_AddNumberToObject(j, "weight_decay", hp.weight_decay);
-    cJSON_AddNumberToObject(j, "grad_clip", node0->grad_clip);
-    cJSON_AddNumberToObject(j, "eps_low", node0->grpo.eps_low);
-    cJSON_AddNumberToObject(j, "eps_high", node0->grpo.eps_high);
-    cJSON_AddNumberToObject(j, "ppo_epochs", node0->grpo.ppo_epochs);
-    cJSON_AddNumberToObject(j, "kl", node0->grpo.kl);
+    bench_json_numbers(j, train, sizeof train / sizeof train[0]);
     cJSON_AddStringToObject(j, "backend", m->backend->name);
     return j;
 }
@@ -288,16 +256,14 @@ static void child_write_round_json(const char* dir, const RunSettings* set, cons
 /* One round's line of ours.json: its phases from the RoundRecord and what it sampled. */
 static cJSON* round_record_json(int r, int timed, const RoundRecord* rec) {
     cJSON* o = cJSON_CreateObject();
+    const BenchNumber phases[] = {
+        {"gen", rec->m[RM_T_GENERATE]}, {"train", rec->m[RM_T_TRAIN]},
+        {"exchange", rec->m[RM_T_EXCHANGE] + rec->m[RM_T_WAIT]}, {"total", rec->m[RM_T_ROUND]},
+        {"completion_len", rec->m[RM_COMPLETION_LEN]}, {"reward", rec->m[RM_REWARD_OWN]},
+        {"format_rate", rec->m[RM_FORMAT_RATE]}, {"train_tokens", rec->m[RM_TRAIN_TOKENS]}};
     cJSON_AddNumberToObject(o, "round", r);
     cJSON_AddBoolToObject(o, "timed", timed);
-    cJSON_AddNumberToObject(o, "gen", rec->m[RM_T_GENERATE]);
-    cJSON_AddNumberToObject(o, "train", rec->m[RM_T_TRAIN]);
-    cJSON_AddNumberToObject(o, "exchange", rec->m[RM_T_EXCHANGE] + rec->m[RM_T_WAIT]);
-    cJSON_AddNumberToObject(o, "total", rec->m[RM_T_ROUND]);
-    cJSON_AddNumberToObject(o, "completion_len", rec->m[RM_COMPLETION_LEN]);
-    cJSON_AddNumberToObject(o, "reward", rec->m[RM_REWARD_OWN]);
-    cJSON_AddNumberToObject(o, "format_rate", rec->m[RM_FORMAT_RATE]);
-    cJSON_AddNumberToObject(o, "train_tokens", rec->m[RM_TRAIN_TOKENS]);
+    bench_json_numbers(o, phases, sizeof phases / sizeof phases[0]);
     return o;
 }
 
@@ -352,26 +318,26 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
 
 /* ------------------------------------------------------------------ the parent ---- */
 
+/* The timed rounds' lines of one side (ours.json's "rounds", or torch's "round" lines) into s. */
 static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
-    int n = cJSON_GetArraySize(rounds), k = 0;
-    double* g = callocCheck((size_t)n + 1, sizeof(double));
-    double* t = callocCheck((size_t)n + 1, sizeof(double));
-    double* a = callocCheck((size_t)n + 1, sizeof(double));
+    int n = cJSON_GetArraySize(rounds) + 1, k = 0;
+    double* v = callocCheck(3 * (size_t)n, sizeof(double)); /* gen, train and total of each timed round */
+    double *g = v, *t = v + n, *a = v + 2 * n;
     const cJSON* r;
     cJSON_ArrayForEach(r, rounds) {
         if (!cJSON_IsTrue(cJSON_GetObjectItem(r, "timed"))) continue;
-        g[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "gen"));
-        t[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train"));
-        a[k] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
-        s->completion_len += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "completion_len"));
-        s->reward += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "reward"));
-        s->format_rate += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "format_rate"));
-        s->train_tokens += cJSON_GetNumberValue(cJSON_GetObjectItem(r, "train_tokens"));
+        g[k] = bench_num(r, "gen");
+        t[k] = bench_num(r, "train");
+        a[k] = bench_num(r, "total");
+        s->completion_len += bench_num(r, "completion_len");
+        s->reward += bench_num(r, "reward");
+        s->format_rate += bench_num(r, "format_rate");
+        s->train_tokens += bench_num(r, "train_tokens");
         k++;
     }
-    s->gen = stat_of(g, k);
-    s->train = stat_of(t, k);
-    s->total = stat_of(a, k);
+    s->gen = bench_timing_of(g, k);
+    s->train = bench_timing_of(t, k);
+    s->total = bench_timing_of(a, k);
     if (k) {
         s->completion_len /= k;
         s->reward /= k;
@@ -379,17 +345,14 @@ static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
         s->train_tokens /= k;
     }
     s->ok = k > 0;
-    free(g);
-    free(t);
-    free(a);
+    free(v);
 }
 
 /* In the forked child: this binary again as `sapo bench round --child DIR ...` (argv), on
  * argv[10] threads. */
 static int exec_child(void* arg) {
     char** argv = arg;
-    setenv("OPENBLAS_NUM_THREADS", argv[10], 1);
-    setenv("OMP_NUM_THREADS", argv[10], 1);
+    bench_thread_env(atoi(argv[10]));
     execv(argv[0], argv);
     perror("sapo bench round: exec");
     return 127;
@@ -403,17 +366,11 @@ static int run_ours(const RoundOptions* o, const char* dir, RoundSide* ours, int
     snprintf(threads, sizeof threads, "%d", o->threads);
     char* argv[] = {(char*)bench_self_path(), "bench", "round", "--child", (char*)dir, "--rounds", rounds,
                     "--warmup-rounds", warm, "--threads", threads, NULL};
-    if (bench_child(exec_child, argv, "sapo bench round: ", "the C side")) return -1;
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/ours.json", dir);
-    cJSON* j = bench_json_read(path);
-    if (!j) {
-        fprintf(stderr, "sapo bench round: the C side wrote no readable %s\n", path);
-        return -1;
-    }
+    cJSON* j = bench_child_json(exec_child, argv, "sapo bench round: ", "the C side", dir);
+    if (!j) return -1;
     side_from_rounds(ours, cJSON_GetObjectItem(j, "rounds"));
-    ours->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
-    ours->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
+    ours->peak_rss_mb = bench_num(j, "peak_rss_kb") / 1024.0;
+    ours->base_rss_mb = bench_num(j, "base_rss_kb") / 1024.0;
     *mismatch = cJSON_IsTrue(cJSON_GetObjectItem(j, "prompts_mismatch"));
     bench_products_read(&ours->products, cJSON_GetObjectItem(j, "products"));
     cJSON_Delete(j);
@@ -426,21 +383,19 @@ typedef struct {
     cJSON* rounds;
 } RoundTorchLines;
 
-static int torch_line(cJSON* j, void* arg) {
+static int torch_line(const char* what, cJSON* j, void* arg) {
     RoundTorchLines* t = arg;
     RoundSide* tr = t->side;
-    const cJSON* what = cJSON_GetObjectItem(j, "what");
-    if (cJSON_IsString(what) && !strcmp(what->valuestring, "round")) {
+    if (!strcmp(what, "round")) {
         cJSON_AddItemToArray(t->rounds, j);
         return 1;
     }
-    if (cJSON_IsString(what) && !strcmp(what->valuestring, "summary")) {
-        tr->peak_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "peak_rss_kb")) / 1024.0;
-        tr->base_rss_mb = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "base_rss_kb")) / 1024.0;
-        const cJSON* sc = cJSON_GetObjectItem(j, "scorer");
-        if (cJSON_IsString(sc)) snprintf(tr->scorer, sizeof tr->scorer, "%s", sc->valuestring);
-        const cJSON* note = cJSON_GetObjectItem(j, "note");
-        if (cJSON_IsString(note)) snprintf(tr->note, sizeof tr->note, "%s", note->valuestring);
+    if (!strcmp(what, "summary")) {
+        tr->peak_rss_mb = bench_num(j, "peak_rss_kb") / 1024.0;
+        tr->base_rss_mb = bench_num(j, "base_rss_kb") / 1024.0;
+        const char *scorer = bench_str(j, "scorer"), *note = bench_str(j, "note");
+        if (scorer) snprintf(tr->scorer, sizeof tr->scorer, "%s", scorer);
+        if (note) snprintf(tr->note, sizeof tr->note, "%s", note);
     }
     return 0;
 }
@@ -470,7 +425,9 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
     return 0;
 }
 
-static void print_row(const char* label, const char* what, const Stat* a, const Stat* b, int have_b, int decimals) {
+/* One row of the table: a's (ours) and b's (torch's) avg / min / max, "-" where NaN, and b / a. */
+static void print_row(const char* label, const char* what, const BenchTiming* a, const BenchTiming* b, int have_b,
+                      int decimals) {
     char ta[3][32], tb[3][32], ratio[32];
     const double av[3] = {a->avg, a->min, a->max}, bv[3] = {b->avg, b->min, b->max};
     for (int i = 0; i < 3; i++) {
@@ -687,8 +644,8 @@ static void round_print_rows(const char* label, const RoundSide* ours, const Rou
     print_row(label, "gen+score s", &ours->gen, &torch->gen, have_t, 3);
     print_row(label, "train s", &ours->train, &torch->train, have_t, 3);
     print_row(label, "total s", &ours->total, &torch->total, have_t, 3);
-    Stat ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
-    Stat rb = {torch->peak_rss_mb, NAN, NAN, 1};
+    BenchTiming ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
+    BenchTiming rb = {torch->peak_rss_mb, NAN, NAN, 1};
     print_row(label, "peak RSS MB", &ra, &rb, have_t, 1);
     bench_products_print(label, &ours->products, ours->gen.avg, ours->train.avg);
     fflush(stdout);
