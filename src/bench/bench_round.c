@@ -155,6 +155,7 @@ static int place_inits(RoundOptions* o) {
             }
             run_settings_free(&rc->set);
             rc->set = run_settings_read(rc->cfg, 1);
+            run_settings_read_model_shapes(&rc->set);
             used = 1;
         }
         if (!used) {
