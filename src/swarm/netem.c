@@ -8,7 +8,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "swarm/weight_sync.h" /* weight_sync_group: NoLoCo's groups */
+#include "swarm/net/weight_groups.h" /* weight_sync_group: NoLoCo's groups */
 
 enum { KIND_DROP = 1, KIND_DELAY = 2, KIND_FANOUT = 3, KIND_CHURN = 4 };
 

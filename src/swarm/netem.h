@@ -64,7 +64,7 @@ int netem_delivery_round(const Netem* ne, int s, int d, int round);
  * drawn for each channel from streams of its own. */
 enum { NETEM_CH_ROLLOUTS = 0, NETEM_CH_WEIGHTS = 1 };
 /* NoLoCo: on the weights channel a node sends to the other members of its group of the outer
- * step (weight_sync_group; the step of round r is (r + 1) / every - 1), not to its fan-out
+ * step (weight_sync_group, net/weight_groups.h; the step of round r is (r + 1) / every - 1), not to its fan-out
  * peers. group 0: the fan-out peers, as on every other channel. */
 void netem_set_weight_groups(Netem* ne, int group, int every);
 /* s picks d on channel ch this round: netem_targets, or the weights channel's group. */

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "swarm/node_fault.h"
+#include "swarm/net/weight_groups.h"
 #include "swarm/net/weight_message.h"
 
 void sync_step_allreduce(WeightSync* ws, MPI_Comm comm, uint64_t seed, int rank, int n_nodes, float* theta,

@@ -1,8 +1,9 @@
 /* The outer optimiser of weight synchronisation (sync.method = diloco | noloco): its state
  * (the outer weights phi and the outer momentum), the update equations as plain loops over
- * float arrays (docs/SYNC.md writes them out with the papers' symbols), the random groups
- * NoLoCo averages over, and the state's checkpoint block. How the pseudo-gradients of the
- * swarm are averaged is sync_exchange.h's job; nothing here talks to MPI. */
+ * float arrays (docs/SYNC.md writes them out with the papers' symbols) and the state's
+ * checkpoint block. The random groups NoLoCo averages over are swarm/net/weight_groups.h's;
+ * how the pseudo-gradients of the swarm are averaged is sync_exchange.h's job; nothing here
+ * talks to MPI. */
 #ifndef SAPO_SWARM_WEIGHT_SYNC_H
 #define SAPO_SWARM_WEIGHT_SYNC_H
 
@@ -54,11 +55,6 @@ void weight_sync_apply(WeightSync* ws, const float* mean, float* theta);
 void diloco_outer_update(float* phi, float* v, const float* D, size_t n, float eta, float mu);
 void noloco_outer_update(float* phi, float* delta, const float* D, const float* P, size_t n, float beta, float alpha,
                          float gamma);
-
-/* NoLoCo's groups of outer step `step`: a seeded permutation of the n_nodes nodes (swarm.seed,
- * the step) cut into consecutive groups of `group`, the last one taking the remainder. Writes
- * node `rank`'s group into members (ascending) and returns its size. */
-int weight_sync_group(uint64_t seed, int n_nodes, int group, long step, int rank, int* members);
 
 /* Checkpoint block: steps, n, phi, momentum. 0, or -1 on an I/O error, a short or misshapen block. */
 int weight_sync_save(const WeightSync* ws, FILE* f);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swarm/net/weight_groups.h"
 #include "swarm/weight_sync.h"
 
 static void* read_all(const char* path, size_t bytes) {

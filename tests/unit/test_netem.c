@@ -17,7 +17,7 @@
 #include "core/config.h"
 #include "swarm/netem.h"
 #include "swarm/node_settings.h"
-#include "swarm/weight_sync.h"
+#include "swarm/net/weight_groups.h"
 #include "../test_assert.h"
 
 /* A Netem of n nodes from the defaults plus the given overrides (NULL-terminated). */
