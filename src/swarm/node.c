@@ -48,7 +48,12 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
     node_gpu_choose(comm, rank);
     n->netem = run_settings_netem(rs);
     n->slowdown = n->netem->slowdown[rank];
-    n->transport = transport_select(n->sw.net.transport, comm, n->netem, rank, n->exchange_info,
+#ifdef SAPO_HAVE_NCCL
+    TransportNcclOpen nccl_open = node_gpu_nccl_open; /* NCCL on the GPU node_gpu_choose gave this rank */
+#else
+    TransportNcclOpen nccl_open = NULL;
+#endif
+    n->transport = transport_select(n->sw.net.transport, comm, n->netem, rank, nccl_open, n->exchange_info,
                                     sizeof n->exchange_info);
     if (n->sw.sync.method != SYNC_NONE && transport_p2p(n->transport))
         n->sync_p2p = sync_p2p_create(comm, n->netem, rank, &n->sw.sync, transport_p2p(n->transport));

@@ -14,14 +14,14 @@
 #include "model/gpt.h"
 #include "rl/grpo.h"
 #include "swarm/evalset.h"
-#include "swarm/netem.h"
+#include "swarm/net/netem.h"
+#include "swarm/net/transport.h"
 #include "swarm/node_fault.h"
 #include "swarm/node_settings.h"
 #include "model/prompt_codec.h"
 #include "swarm/pool.h"
 #include "swarm/round_record.h"
 #include "swarm/taskset.h"
-#include "swarm/transport.h"
 #include "swarm/weight_sync.h"
 
 typedef struct {
@@ -37,7 +37,7 @@ typedef struct {
     PromptCodec codec;      /* how the policy reads prompts and how its tokens become text */
     GrpoTrainer* trainer;
     Pool pool;
-    Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (transport.h) */
+    Transport* transport;   /* net.transport: the all-gather (NCCL or MPI) or p2p (net/transport.h) */
     char exchange_info[192]; /* which transport and why, for the run log */
     Netem* netem;
     WeightSync* sync;       /* sync.method's outer state (weight_sync.h); NULL with none */

@@ -1,6 +1,6 @@
 /* Node checkpoints (see node_checkpoint.h). State file layout (host byte order; the files
  * never leave the run): "SAPOSTAT", u32 version, i32 rank, i32 rounds_done, i32 n_totals,
- * f64[n_totals] totals, then the p2p in-flight block (exchange_p2p.c) when p2p is used, then
+ * f64[n_totals] totals, then the p2p in-flight block (net/exchange_p2p.c) when p2p is used, then
  * the outer state of weight synchronisation (weight_sync_save) when sync.method is not none. */
 #include "swarm/node_checkpoint.h"
 

@@ -18,7 +18,7 @@
 #include "model/policy.h"
 #include "rl/grpo.h"
 #include "rl/weighting.h"
-#include "swarm/netem.h" /* NetSettings, Netem */
+#include "swarm/net/netem.h" /* NetSettings, Netem */
 #include "swarm/weight_sync.h" /* SyncSettings */
 
 typedef struct {

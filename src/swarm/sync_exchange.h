@@ -4,7 +4,7 @@
  * step (NoLoCo, a communicator split per step), every node of a group averaging the same
  * numbers in the same reduction, so they leave it with the same bits.
  * Over net.transport = p2p each contribution is a weight message (weight_message.h) on netem's
- * weights channel, a p2p transport of its own (exchange_p2p.h) that shares the rollouts' link:
+ * weights channel, a p2p transport of its own (net/exchange_p2p.h) that shares the rollouts' link:
  * latency, loss, fan-out (NoLoCo: its group instead), churn, slowdown and bandwidth apply.
  * Every round the node keeps the
  * freshest verified contribution of each sender; at its outer step it averages its own with
@@ -15,7 +15,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "swarm/exchange_p2p.h"
+#include "swarm/net/exchange_p2p.h"
 #include "swarm/weight_sync.h"
 
 /* What one outer step did, for the round's record. */

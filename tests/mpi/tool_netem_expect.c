@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "core/config.h"
-#include "swarm/netem.h"
+#include "swarm/net/netem.h"
 #include "swarm/node_settings.h"
 
 int main(int argc, char** argv) {

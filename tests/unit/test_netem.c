@@ -1,4 +1,4 @@
-/* The emulated network's decisions (src/swarm/netem.c) checked as the pure functions of
+/* The emulated network's decisions (src/swarm/net/netem.c) checked as the pure functions of
  * (seed, s, d, r) they are, with fixed seeds: partial loss rates inside tight binomial bounds
  * over many (s, d, r); fanout gives exactly `net.fanout` distinct peers, never the sender,
  * each peer about equally often; constant, uniform (range, mean, variance) and lognormal
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 
 #include "core/config.h"
-#include "swarm/netem.h"
-#include "swarm/node_settings.h"
+#include "swarm/net/netem.h"
 #include "swarm/net/weight_groups.h"
+#include "swarm/node_settings.h"
 #include "../test_assert.h"
 
 /* A Netem of n nodes from the defaults plus the given overrides (NULL-terminated). */

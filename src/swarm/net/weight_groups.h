@@ -1,6 +1,6 @@
 /* NoLoCo's random groups (sync.method = noloco): which nodes average together at an outer
  * step. The outer optimiser (swarm/weight_sync.h) and its exchange (swarm/sync_exchange.h)
- * average over them, and netem (netem.h) sends a node's weight messages to its
+ * average over them, and netem (swarm/net/netem.h) sends a node's weight messages to its
  * group's other members. A pure function of (swarm.seed, the step). */
 #ifndef SAPO_SWARM_NET_WEIGHT_GROUPS_H
 #define SAPO_SWARM_NET_WEIGHT_GROUPS_H

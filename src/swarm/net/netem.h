@@ -8,8 +8,8 @@
  * (r + 1) x slowdown_k. A message sent at time t with delay x arrives at t + x and is used
  * by the receiver's first round whose sampling time is not earlier. Delay 0, equal speeds:
  * the receiver uses it in the same round, as the synchronous all-gather would. */
-#ifndef SAPO_SWARM_NETEM_H
-#define SAPO_SWARM_NETEM_H
+#ifndef SAPO_SWARM_NET_NETEM_H
+#define SAPO_SWARM_NET_NETEM_H
 
 #include <stddef.h>
 #include <stdint.h>

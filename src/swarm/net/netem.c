@@ -1,6 +1,6 @@
 /* The emulated network as pure functions (see netem.h). Each decision draws from its own
  * Philox stream keyed by (seed, kind | sender | receiver, round, RNG_NETEM). */
-#include "swarm/netem.h"
+#include "swarm/net/netem.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,16 +1,15 @@
 /* The transport table and its one chooser (see transport.h). Each entry adapts one
- * exchange (exchange_allgather.c, src/swarm/net/nccl_allgather.cu, exchange_p2p.c) to the table. */
-#include "swarm/transport.h"
+ * exchange (exchange_allgather.c, nccl_allgather.cu, exchange_p2p.c) to the table. */
+#include "swarm/net/transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
-#include "swarm/exchange_p2p.h"
+#include "swarm/net/exchange_p2p.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/net/nccl_allgather.h"
-#include "swarm/node_gpu.h"
 #endif
 
 /* ---- all-gather over MPI ---- */
@@ -19,8 +18,9 @@ typedef struct {
     MPI_Comm comm;
 } AllgatherMpi;
 
-static void* allgather_mpi_create(MPI_Comm comm, const Netem* ne, int rank, char* why, size_t whylen) {
-    (void)ne, (void)rank, (void)why, (void)whylen;
+static void* allgather_mpi_create(MPI_Comm comm, const Netem* ne, int rank, TransportNcclOpen nccl_open, char* why,
+                                  size_t whylen) {
+    (void)ne, (void)rank, (void)nccl_open, (void)why, (void)whylen;
     AllgatherMpi* a = callocCheck(1, sizeof *a);
     a->comm = comm;
     return a;
@@ -52,9 +52,11 @@ typedef struct {
     NcclExchange* x;
 } AllgatherNccl;
 
-static void* allgather_nccl_create(MPI_Comm comm, const Netem* ne, int rank, char* why, size_t whylen) {
+static void* allgather_nccl_create(MPI_Comm comm, const Netem* ne, int rank, TransportNcclOpen nccl_open, char* why,
+                                   size_t whylen) {
     (void)ne, (void)rank;
-    NcclExchange* x = node_gpu_nccl_open(comm, why, whylen); /* every rank on a GPU of its own */
+    if (!nccl_open) return NULL; /* why keeps "this build has no NCCL" */
+    NcclExchange* x = nccl_open(comm, why, whylen); /* every rank on a GPU of its own */
     if (!x) return NULL;
     AllgatherNccl* a = callocCheck(1, sizeof *a);
     a->comm = comm;
@@ -84,8 +86,9 @@ static const TransportOps ALLGATHER_NCCL = {.name = "allgather-nccl",
 
 /* ---- point to point over MPI, through netem ---- */
 
-static void* p2p_state_create(MPI_Comm comm, const Netem* ne, int rank, char* why, size_t whylen) {
-    (void)why, (void)whylen;
+static void* p2p_state_create(MPI_Comm comm, const Netem* ne, int rank, TransportNcclOpen nccl_open, char* why,
+                              size_t whylen) {
+    (void)nccl_open, (void)why, (void)whylen;
     return p2p_create(comm, ne, rank);
 }
 
@@ -118,22 +121,22 @@ static Transport* transport_from(const TransportOps* ops, void* state) {
     return t;
 }
 
-Transport* transport_select(NetTransport transport, MPI_Comm comm, const Netem* ne, int rank, char* info,
-                            size_t infolen) {
+Transport* transport_select(NetTransport transport, MPI_Comm comm, const Netem* ne, int rank,
+                            TransportNcclOpen nccl_open, char* info, size_t infolen) {
     char why[160] = "this build has no NCCL";
     if (transport == NET_TRANSPORT_P2P) {
         snprintf(info, infolen, "p2p over MPI");
-        return transport_from(&P2P_MPI, P2P_MPI.create(comm, ne, rank, why, sizeof why));
+        return transport_from(&P2P_MPI, P2P_MPI.create(comm, ne, rank, nccl_open, why, sizeof why));
     }
 #ifdef SAPO_HAVE_NCCL
-    void* nccl = ALLGATHER_NCCL.create(comm, ne, rank, why, sizeof why);
+    void* nccl = ALLGATHER_NCCL.create(comm, ne, rank, nccl_open, why, sizeof why);
     if (nccl) {
         snprintf(info, infolen, "all-gather over NCCL (%s)", why);
         return transport_from(&ALLGATHER_NCCL, nccl);
     }
 #endif
     snprintf(info, infolen, "all-gather over MPI (%s)", why);
-    return transport_from(&ALLGATHER_MPI, ALLGATHER_MPI.create(comm, ne, rank, why, sizeof why));
+    return transport_from(&ALLGATHER_MPI, ALLGATHER_MPI.create(comm, ne, rank, nccl_open, why, sizeof why));
 }
 
 void transport_exchange(Transport* t, int round, const uint8_t* buf, size_t len, Inbox* inbox, ExchangeStats* st) {

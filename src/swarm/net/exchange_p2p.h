@@ -6,14 +6,14 @@
  *   passed, never waiting for a late peer.
  * Sent buffers stay alive until their sends complete; messages still in flight can be
  * saved in a checkpoint and posted again on resume. */
-#ifndef SAPO_SWARM_EXCHANGE_P2P_H
-#define SAPO_SWARM_EXCHANGE_P2P_H
+#ifndef SAPO_SWARM_NET_EXCHANGE_P2P_H
+#define SAPO_SWARM_NET_EXCHANGE_P2P_H
 
 #include <mpi.h>
 #include <stdio.h>
 
 #include "swarm/net/exchange.h"
-#include "swarm/netem.h"
+#include "swarm/net/netem.h"
 
 typedef struct P2P P2P;
 

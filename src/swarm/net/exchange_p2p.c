@@ -3,7 +3,7 @@
  * send round. The time is when the sender's link began the round's copies: the send time
  * (MPI_Wtime) with the wall clock, read only there; with net.bandwidth > 0 the later of that
  * and the end of the link's earlier copies, on the virtual clock too (netem_link_done). */
-#include "swarm/exchange_p2p.h"
+#include "swarm/net/exchange_p2p.h"
 
 #include <stdlib.h>
 #include <string.h>
