@@ -21,7 +21,6 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
-#include "core/clock.h"
 #include "core/config.h"
 #include "core/rng.h"
 #include "core/stage.h"
@@ -34,6 +33,7 @@
 #include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
+#include "rl/sft_loop.h"
 #include "swarm/budget_check.h"
 #include "swarm/evalset.h"
 #include "swarm/evaluation.h"
@@ -457,60 +457,56 @@ static char* next_demonstration(Pretrain* p, int step, int b, RngStream* rng, Qu
     return demo;
 }
 
-/* pretrain.steps steps of pretrain.batch demonstrations each, drawn from the step's data
- * stream; a progress line at most every 5 seconds and at the last step, unless --quiet. */
-static void pretrain_train(Pretrain* p) {
-    int steps = p->sw->pretrain.steps, B = p->sw->pretrain.batch, T = p->node0->model.n_ctx;
-    AdamWConfig hp = p->node0->adamw;
-    hp.lr = p->sw->pretrain.lr;
-    float clip = p->node0->grad_clip;
-    uint64_t seed = p->sw->seed;
-    Question* qs = callocCheck(B, sizeof *qs);
-    SftExample* ex = mallocCheck(sizeof(SftExample) * B);
-    char** demos = mallocCheck(sizeof(char*) * B);
-    /* a llama model's demonstrations as ids (the byte-level GPT's are the texts of ex) */
-    SftTokens* tk = p->tok ? callocCheck(B, sizeof *tk) : NULL;
-    int* prompt_ids = p->tok ? mallocCheck(sizeof(int) * (size_t)B * T) : NULL;
-    Packer pk;
-    packer_init(&pk, p->m, 0, 1);
-    float *lp = mallocCheck(sizeof(float) * pk.cap_tokens), *dlp = mallocCheck(sizeof(float) * pk.cap_tokens);
-    double t0 = clock_now(), ema = 0.0, last_print = t0;
-    for (int step = 1; step <= steps; step++) {
-        RngStream rng = rng_stream(seed, 0, (uint32_t)step, RNG_DATA);
-        for (int b = 0; b < B; b++) {
-            demos[b] = next_demonstration(p, step, b, &rng, &qs[b]);
-            if (tk) tk[b] = pretrain_tokens(p, &qs[b], demos[b], prompt_ids + (size_t)b * T);
-            else ex[b] = (SftExample){prompt_tail(qs[b].prompt, T, p->gen.max_new_tokens), demos[b]};
-        }
-        float loss = tk ? sft_accumulate_ids(p->m, &pk, tk, B, lp, dlp) : sft_accumulate(p->m, &pk, ex, B, lp, dlp);
-        model_step(p->m, &hp, clip);
-        ema = step == 1 ? loss : 0.98 * ema + 0.02 * loss;
-        for (int b = 0; b < B; b++) {
-            free(demos[b]);
-            if (tk) free((int*)tk[b].completion);
-            question_free(&qs[b]);
-        }
-        double now = clock_now();
-        if (!p->quiet && (now - last_print > 5.0 || step == steps)) {
-            double rate = step / (now - t0);
-            /* under a step a second (a real model on a CPU), the seconds a step takes */
-            char speed[32];
-            if (rate >= 1.0) snprintf(speed, sizeof speed, "%.1f steps/s", rate);
-            else snprintf(speed, sizeof speed, "%.1f s/step", 1.0 / rate);
-            printf("step %6d/%d  loss %.4f (avg %.4f)  %s  ETA %.0fs\n", step, steps, loss, ema, speed,
-                   (steps - step) / rate);
-            fflush(stdout);
-            last_print = now;
-        }
+/* One step's demonstrations, kept until they are trained (an SftSource of rl/sft_loop.h). */
+typedef struct {
+    Pretrain* p;
+    Question* qs;     /* [batch] */
+    char** demos;     /* [batch] the completion texts */
+    int* prompt_ids;  /* a llama model's prompts as ids, batch rows of n_ctx; NULL: byte-level */
+    SftTokens* tk;    /* the last draw's ids, whose completions release frees */
+} WarmupBatch;
+
+static void warmup_draw(void* ctx, int step, RngStream* rng, SftExample* ex, SftTokens* tk) {
+    WarmupBatch* w = ctx;
+    Pretrain* p = w->p;
+    int T = p->node0->model.n_ctx;
+    w->tk = tk;
+    for (int b = 0; b < p->sw->pretrain.batch; b++) {
+        w->demos[b] = next_demonstration(p, step, b, rng, &w->qs[b]);
+        if (tk) tk[b] = pretrain_tokens(p, &w->qs[b], w->demos[b], w->prompt_ids + (size_t)b * T);
+        else ex[b] = (SftExample){prompt_tail(w->qs[b].prompt, T, p->gen.max_new_tokens), w->demos[b]};
     }
-    free(qs);
-    free(ex);
-    free(demos);
-    free(tk);
-    free(prompt_ids);
-    packer_free(&pk);
-    free(lp);
-    free(dlp);
+}
+
+static void warmup_release(void* ctx) {
+    WarmupBatch* w = ctx;
+    for (int b = 0; b < w->p->sw->pretrain.batch; b++) {
+        free(w->demos[b]);
+        if (w->tk) free((int*)w->tk[b].completion);
+        question_free(&w->qs[b]);
+    }
+}
+
+/* pretrain.steps steps of pretrain.batch demonstrations each (rl/sft_loop.h), drawn from the
+ * step's data stream, at node 0's AdamW with pretrain.lr; progress lines unless --quiet. */
+static void pretrain_train(Pretrain* p) {
+    int B = p->sw->pretrain.batch, T = p->node0->model.n_ctx;
+    SftLoop loop = {.steps = p->sw->pretrain.steps,
+                    .batch = B,
+                    .adamw = p->node0->adamw,
+                    .grad_clip = p->node0->grad_clip,
+                    .seed = p->sw->seed,
+                    .ids = p->tok != NULL,
+                    .quiet = p->quiet};
+    loop.adamw.lr = p->sw->pretrain.lr;
+    WarmupBatch w = {.p = p,
+                     .qs = callocCheck(B, sizeof(Question)),
+                     .demos = mallocCheck(sizeof(char*) * B),
+                     .prompt_ids = p->tok ? mallocCheck(sizeof(int) * (size_t)B * T) : NULL};
+    sft_loop_run(p->m, &loop, &(SftSource){.ctx = &w, .draw = warmup_draw, .release = warmup_release});
+    free(w.qs);
+    free(w.demos);
+    free(w.prompt_ids);
 }
 
 /* The checkpoint, then the pass@1 table and the line naming the checkpoint. */
