@@ -27,7 +27,7 @@
 
 extern "C" {
 #include "core/host_info.h"
-#include "model/gpt.h"
+#include "model/model.h"
 }
 #include "model/adamw_scalars.h"
 #include "model/block_loop.h"
@@ -167,7 +167,7 @@ void cuda_lay_send(const CudaCore* k, const CudaLayout* l, size_t used) {
 /* The device would fault (or silently read garbage) where the CPU backend trusts its caller
  * (model_forward_packed runs packed_check): the same checks, here, against this state. */
 void cuda_check_batch(const Model* m, const PackedBatch* pb, int no_target) {
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int N = pb->n_tokens, covered = 0;
     long att = 0;
     if (N < 1 || N > m->cap.max_tokens || pb->n_segments < 1) {
@@ -304,7 +304,7 @@ static size_t layout_bytes(size_t N, size_t V, size_t T) {
 static void cuda_setup(Model* m) {
     CudaState* s = (CudaState*)calloc(1, sizeof *s);
     if (!s) cuda_die("out of host memory");
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const ModelCapacity* cap = &m->cap;
     size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab, P = m->num_params;
     size_t R = cap->max_rows, A = cap->max_att;
@@ -415,7 +415,7 @@ static void cuda_get_logits(Model* m, float* out) {
  * children of every prompt, and the embedding rows by token and by position. */
 static void send_layout(Model* m, const PackedBatch* pb) {
     CudaState* s = (CudaState*)m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int N = pb->n_tokens, NS = pb->n_segments, V = c->vocab, T = c->n_ctx;
     cuda_check_batch(m, pb, TOK_PAD);
     if (NS > s->seg_cap) {
@@ -498,7 +498,7 @@ static void forward_blocks(Model* m, int kv_only_last) {
 static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->core.ctx;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     send_layout(m, pb);
     forward_blocks(m, 0);
@@ -514,7 +514,7 @@ static void cuda_forward(Model* m, const PackedBatch* pb, float* logprobs) {
 static void cuda_backward(Model* m, const float* dlogprobs) {
     CudaState* s = (CudaState*)m->state;
     const CudaCtx* x = &s->core.ctx;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const GPTParams* p = &s->p;
     const GPTParams* g = &s->g;
     int N = s->N, C = c->d_model, V = c->vocab;

@@ -7,7 +7,7 @@
 #ifndef SAPO_KERNELS_CUDA_BACKEND_H
 #define SAPO_KERNELS_CUDA_BACKEND_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,7 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "model/gpt.h"
+#include "model/model.h"
 #ifdef __cplusplus
 }
 #endif

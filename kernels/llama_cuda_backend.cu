@@ -71,7 +71,7 @@ size_t lcuda_layout_bytes(size_t N, size_t V) {
 void lcuda_setup(Model* m) {
     LlamaCudaState* s = (LlamaCudaState*)calloc(1, sizeof *s);
     if (!s) cuda_die("out of host memory");
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const ModelCapacity* cap = &m->cap;
     size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab, F = c->d_ff;
     size_t QKV = llama_qkvdim(c), QD = llama_qdim(c), KD = llama_kvdim(c), R = cap->max_rows, A = cap->max_att;
@@ -194,12 +194,12 @@ void lcuda_op_embed_backward(void* ctx, float* dembed, const float* dout, const 
     LlamaCudaState* s = lcuda_state(ctx);
     cuda_encoder_backward(lcuda_ctx(ctx), dembed, dout, s->tok_start, s->tok_rows, s->vocab, C);
 }
-void lcuda_op_rope_forward(void* ctx, float* qkv, const int* pos, int N, const GPTConfig* c) {
+void lcuda_op_rope_forward(void* ctx, float* qkv, const int* pos, int N, const ModelShape* c) {
     LlamaCudaState* s = lcuda_state(ctx);
     cuda_rope_forward(lcuda_ctx(ctx), qkv, pos, s->rope_cos, s->rope_sin, N, llama_qkvdim(c), c->n_head,
                       c->n_kv_head, c->head_dim);
 }
-void lcuda_op_rope_backward(void* ctx, float* dqkv, const int* pos, int N, const GPTConfig* c) {
+void lcuda_op_rope_backward(void* ctx, float* dqkv, const int* pos, int N, const ModelShape* c) {
     LlamaCudaState* s = lcuda_state(ctx);
     cuda_rope_backward(lcuda_ctx(ctx), dqkv, pos, s->rope_cos, s->rope_sin, N, llama_qkvdim(c), c->n_head,
                        c->n_kv_head, c->head_dim);
@@ -223,13 +223,13 @@ void lcuda_op_logprob_backward(void* ctx, float* dlogits, const float* dlp, cons
     cuda_logprob_backward(lcuda_ctx(ctx), dlogits, dlp, probs, targets, n, V, LLAMA_NO_TARGET, scale);
 }
 void lcuda_op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N,
-                               const GPTConfig* c, size_t prefix_slot) {
+                               const ModelShape* c, size_t prefix_slot) {
     LlamaCudaState* s = lcuda_state(ctx);
     cuda_kv_store_prefill_gqa(lcuda_ctx(ctx), kprefix, vprefix, qkv, s->segs, s->seg_of, N, llama_attn_shape(c),
                               prefix_slot);
 }
 void lcuda_op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* qkv, const DecodeStep* d,
-                              const GPTConfig* c, size_t row_slot) {
+                              const ModelShape* c, size_t row_slot) {
     cuda_kv_store_decode_gqa(lcuda_ctx(ctx), krow, vrow, qkv, d->rows, d->prefix_len, d->pos, d->n,
                              llama_attn_shape(c), row_slot);
 }
@@ -275,7 +275,7 @@ const LlamaOps LLAMA_CUDA_OPS = {
  * of every prompt, the rows of each token, and the rows with a target with their targets. */
 void lcuda_send_layout(Model* m, const PackedBatch* pb) {
     LlamaCudaState* s = (LlamaCudaState*)m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int N = pb->n_tokens, NS = pb->n_segments, V = c->vocab;
     cuda_check_batch(m, pb, m->roles.none);
     if (NS > s->seg_cap) {
@@ -348,7 +348,7 @@ void lcuda_backward(Model* m, const float* dlogprobs) {
 /* Every row's logits of the last forward, recomputed a chunk of rows at a time (tests, tools). */
 void lcuda_get_logits(Model* m, float* out) {
     LlamaCudaState* s = (LlamaCudaState*)m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     for (int i0 = 0; i0 < s->N; i0 += s->chunk) {
         int n = s->N - i0 < s->chunk ? s->N - i0 : s->chunk;
         CUDA_BLOCK_OPS.matmul_forward(s, s->a.hlogits, s->a.lnf + (size_t)i0 * c->d_model, llama_out_weight(c, &s->p),

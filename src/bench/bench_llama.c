@@ -27,7 +27,7 @@
 #include "io/files.h"
 #include "model/family.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/hf_dir.h"
 #include "model/hf_model.h"
 #include "model/llama.h"
@@ -45,7 +45,7 @@ typedef struct {
 
 typedef struct {
     char name[48];
-    GPTConfig cfg;
+    ModelShape cfg;
     int smollm2; /* the SmolLM2 shape: its real weights when a directory is found */
 } LlamaShape;
 
@@ -113,7 +113,7 @@ static int shape_parse(const char* text, int ctx, LlamaShape* s) {
     return 0;
 }
 
-static double shape_params(const GPTConfig* c) {
+static double shape_params(const ModelShape* c) {
     size_t sizes[MODEL_MAX_TENSORS];
     gpt_tensor_sizes(c, sizes);
     double n = 0;
@@ -155,7 +155,7 @@ static int* random_ids(RngStream* rng, int n, int V) {
  * (a rank training these groups, generating for `groups` prompts x K rows), raised where a
  * micro-batch or a prompt needs more. */
 static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
-    const GPTConfig* c = &r->shape->cfg;
+    const ModelShape* c = &r->shape->cfg;
     int G = o->groups, K = o->completions, P = o->prompt, N = o->new_tokens;
     RngStream rng = rng_stream(2, 0, (uint32_t)seed, RNG_TEST);
     r->n_groups = G;
@@ -502,7 +502,7 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
     }
     if (!r.real) snprintf(r.model_dir, sizeof r.model_dir, "%s/model", r.work_dir);
     content_make(&r, o, index);
-    const GPTConfig* c = &sh->cfg;
+    const ModelShape* c = &sh->cfg;
     char work[PATH_MAX + 96];
     snprintf(work, sizeof work, "%s/work.json", r.work_dir);
     if (content_write(&r, o, work)) {

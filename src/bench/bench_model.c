@@ -18,7 +18,7 @@
 #include "core/rng.h"
 #include "model/product_profile.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 
 typedef struct {
     int layers, heads, dmodel;
@@ -90,7 +90,7 @@ static void torch_columns(char* buf, size_t n, double ours, double torch) {
 
 /* One size in one numerics mode, its two rows printed; rates gets train and generate tok/s. */
 static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, int det, double rates[2]) {
-    GPTConfig cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB,
+    ModelShape cfg = {.n_layer = z->layers, .n_head = z->heads, .d_model = z->dmodel, .n_ctx = o->ctx, .vocab = GPT_VOCAB,
                      .deterministic = det};
     BenchState s = {.B = o->batch, .T = o->ctx};
     s.m = model_create(&cfg, o->be, o->batch, 1);

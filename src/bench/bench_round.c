@@ -143,7 +143,7 @@ static int place_inits(RoundOptions* o) {
         int used = 0;
         for (int c = 0; c < o->n_configs; c++) {
             RoundConfig* rc = &o->configs[c];
-            GPTConfig g = rc->set.node[0].model;
+            ModelShape g = rc->set.node[0].model;
             if (g.n_layer != info.cfg.n_layer || g.n_head != info.cfg.n_head || g.d_model != info.cfg.d_model ||
                 g.n_ctx != info.cfg.n_ctx)
                 continue;
@@ -602,7 +602,7 @@ static void round_print_header(const RoundOptions* o) {
     for (int c = 0; c < o->n_configs; c++) {
         const SwarmSettings* sw = &o->configs[c].set.sw;
         const NodeSettings* node0 = &o->configs[c].set.node[0];
-        GPTConfig g = node0->model;
+        ModelShape g = node0->model;
         long n_q = node0->n_local, n_l = node0->n_completions;
         printf("# %-6s %s: L%d H%d C%d n_ctx %d, I=%ld questions x L=%ld completions = %ld rows, max_new_tokens %ld, "
                "temperature %g, tasks %s (%s), backend %s\n",

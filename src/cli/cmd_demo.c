@@ -19,7 +19,7 @@
 #include "io/run_dir.h"
 #include "model/checkpoint.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/tokenizer.h"
 #include "rl/sft.h"
 #include "swarm/node_settings.h"
@@ -110,7 +110,7 @@ static StageResult demo_run_dir(Demo* d) {
  * where it writes and what it trains. */
 static void demo_model(Demo* d) {
     openblas_set_num_threads(1);
-    GPTConfig gc = d->set.node[0].model;
+    ModelShape gc = d->set.node[0].model;
     if (gc.n_ctx < DEMO_T) gc.n_ctx = DEMO_T;
     d->seed = d->set.sw.init_seed;
     d->m = model_create(&gc, model_backend_find("cpu"), d->B, d->seed);

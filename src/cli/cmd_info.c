@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "core/config.h"
 #include "model/family.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/numerics.h"
 #include "swarm/round_record.h"
 

@@ -111,7 +111,7 @@ int cmd_lm_generate(int argc, char** argv) {
     Tokenizer* tok = tokenizer_load(tok_path, err, sizeof err);
     free(tok_path);
     int *ids = NULL, n_ids = 0;
-    GPTConfig cfg;
+    ModelShape cfg;
     if (!tok || tokenizer_encode(tok, prompt_text, strlen(prompt_text), &ids, &n_ids, err, sizeof err) ||
         hf_model_shape(dir, 0, det, &cfg, err, sizeof err)) {
         fprintf(stderr, "sapo %s: %s\n", CMD, err);

@@ -35,7 +35,7 @@ static void usage(FILE* out) {
                  "nothing is written then.\n");
 }
 
-static int read_groups(FILE* in, const GPTConfig* cfg, LmGroup** out, int* n_out) {
+static int read_groups(FILE* in, const ModelShape* cfg, LmGroup** out, int* n_out) {
     char* line = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -91,7 +91,7 @@ int cmd_lm_logprobs(int argc, char** argv) {
         return parsed == 1 ? 0 : 2;
     }
     char err[512];
-    GPTConfig cfg;
+    ModelShape cfg;
     LmGroup* groups = NULL;
     int n = 0, det = a.opt[OPT_DET] != NULL;
     const char* path = a.n_pos ? a.pos[0] : "-";

@@ -351,7 +351,7 @@ static StageResult pretrain_out_path(Pretrain* p) {
  * model.init when set, and the line that says what is trained. */
 static StageResult pretrain_model(Pretrain* p) {
     openblas_set_num_threads(1);
-    const GPTConfig* gc = &p->node0->model;
+    const ModelShape* gc = &p->node0->model;
     PolicySpec spec = node_policy_spec(p->node0);
     int from_hf = policy_reads_hf_dir(&spec);
     p->gen = p->node0->gen;

@@ -66,7 +66,7 @@ static int verify_model_open(Policy* vm, const char* ckpt, const NodeSettings* n
     spec.init = ckpt;
     if (is_dir) spec = policy_spec_of_hf_dir(&spec, ckpt);
     memset(vm, 0, sizeof *vm);
-    GPTConfig g;
+    ModelShape g;
     if (policy_shape(&spec, &g, err, errlen)) return -1;
     ModelCapacity cap = model_capacity_dense(&g, 1);
     return policy_open(vm, &spec, model_backend_find("cpu"), &cap, 0, err, errlen) ? -1 : 0;
@@ -120,7 +120,7 @@ int cmd_verify(int argc, char** argv) {
         return 2;
     }
     Model* m = vm.model;
-    GPTConfig g = m->cfg;
+    ModelShape g = m->cfg;
     int n_ctx = g.n_ctx, max_new = gen.max_new_tokens, V = g.vocab;
     int* prompt = mallocCheck((size_t)n_ctx * sizeof(int));
     int* comp = mallocCheck((size_t)n_ctx * sizeof(int));

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "model/det_math.h"
-#include "model/gpt.h"
+#include "model/model.h"
 
 /* Step `step` (1-based): step_size = lr / (1 - beta1^step), decay = 1 - lr * weight_decay,
  * bc2_sqrt = sqrt(1 - beta2^step); the powers by libm's powf, or pow_det when det (the

@@ -5,7 +5,7 @@
 #ifndef SAPO_MODEL_BACKENDS_H
 #define SAPO_MODEL_BACKENDS_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 /* The Llama/Qwen2 family's backends, one per device of MODEL_BACKENDS, in the same order
  * (model_family_backend matches them by name); NULL after the last. */

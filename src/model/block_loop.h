@@ -17,7 +17,7 @@
 #ifdef __cplusplus
 extern "C" { /* gpt.h has no guard of its own: kernels/cuda_backend.cu includes it so too */
 #endif
-#include "model/gpt.h"
+#include "model/model.h"
 
 /* The blocks' activations for up to cap.max_tokens tokens; per-layer arrays are (L, N, ...)
  * packed by the batch's own N, so a small batch touches only the front of each. */
@@ -105,7 +105,7 @@ typedef struct {
  * last layer stops after its qkv product: its attention, projection and MLP would feed
  * nothing, and the layers before it are computed exactly as without. */
 static inline void block_forward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
-                                 const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used,
+                                 const int* inputs, const int* pos, const ModelShape* c, int N, long att_used,
                                  int kv_only_last) {
     int C = c->d_model, NH = c->n_head;
     size_t NC = (size_t)N * C;
@@ -149,7 +149,7 @@ static inline void head_forward(const BlockOps* op, void* ctx, float* logits, fl
  * last layer) in dresidual, where block_backward starts. */
 static inline void head_backward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
                                  const GPTParams* g, const float* dlogits, const float* lnf, const float* lnf_mean,
-                                 const float* lnf_rstd, const GPTConfig* c, int N) {
+                                 const float* lnf_rstd, const ModelShape* c, int N) {
     int C = c->d_model;
     size_t NC = (size_t)N * C;
     op->zero(ctx, a->dC, NC);
@@ -162,7 +162,7 @@ static inline void head_backward(const BlockOps* op, void* ctx, const BlockActs*
 /* Every block's backward, last layer first, into the gradients g: dresidual holds
  * d(residual3 of the last layer) on entry and d(encoded) on return. */
 static inline void block_backward(const BlockOps* op, void* ctx, const BlockActs* a, const GPTParams* p,
-                                  const GPTParams* g, const GPTConfig* c, int N, long att_used) {
+                                  const GPTParams* g, const ModelShape* c, int N, long att_used) {
     int C = c->d_model, NH = c->n_head, L = c->n_layer;
     size_t NC = (size_t)N * C;
     for (int l = L - 1; l >= 0; l--) {
@@ -213,7 +213,7 @@ static inline int prefill_check(const ModelCapacity* cap, const PackedBatch* pb,
 /* After block_forward of a prefill batch of N tokens: every layer's keys and values of
  * segment s go to prompt cache slot s. */
 static inline void block_prefill_store(const BlockOps* op, void* ctx, const BlockActs* a, const DecodeActs* g,
-                                       const GPTConfig* c, const ModelCapacity* cap, int N) {
+                                       const ModelShape* c, const ModelCapacity* cap, int N) {
     int C = c->d_model;
     size_t NC = (size_t)N * C, pslot = (size_t)c->n_ctx * C, play = (size_t)cap->max_prefixes * pslot;
     for (int l = 0; l < c->n_layer; l++)
@@ -225,7 +225,7 @@ static inline void block_prefill_store(const BlockOps* op, void* ctx, const Bloc
  * row's cache) and token (< vocab), and no cache row twice (two rows of one step writing one
  * cache slot race on a GPU, where the CPU writes them in order). Returns 0, or -1 with the
  * first bad row in err. */
-static inline int decode_check(const GPTConfig* c, const ModelCapacity* cap, const DecodeStep* d, char* err,
+static inline int decode_check(const ModelShape* c, const ModelCapacity* cap, const DecodeStep* d, char* err,
                                size_t errlen) {
     if (d->n < 1 || d->n > cap->max_rows) {
         snprintf(err, errlen, "decode of %d rows: expected 1..%d (the model's capacity)", d->n, cap->max_rows);
@@ -260,7 +260,7 @@ static inline int decode_check(const GPTConfig* c, const ModelCapacity* cap, con
  * row's key and value stored in its cache row and attention over its prompt's cache and its
  * own, then the head; writes logits (n, V) in the backend's memory. */
 static inline void block_decode(const BlockOps* op, void* ctx, const DecodeActs* a, const GPTParams* p,
-                                const DecodeStep* d, const GPTConfig* c, const ModelCapacity* cap, float* logits) {
+                                const DecodeStep* d, const ModelShape* c, const ModelCapacity* cap, float* logits) {
     int C = c->d_model, NH = c->n_head, n = d->n;
     size_t nC = (size_t)n * C;
     size_t pslot = (size_t)c->n_ctx * C, play = (size_t)cap->max_prefixes * pslot;

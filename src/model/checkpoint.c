@@ -83,7 +83,7 @@ int checkpoint_save(Model* m, const char* path, int with_optimizer, char* err, s
     put_u64(h + 56, (uint64_t)(n_parts * P * sizeof(float)));
     put_u64(h + 64, sum);
     if (m->cfg.family != MODEL_FAMILY_BYTE_GPT) { /* byte_gpt files stay version 1, byte for byte */
-        const GPTConfig* c = &m->cfg;
+        const ModelShape* c = &m->cfg;
         put_u32(h + 8, CHECKPOINT_VERSION_FAMILY);
         put_u32(h + 72, (uint32_t)c->family);
         put_u32(h + 76, (uint32_t)c->n_kv_head);
@@ -156,11 +156,11 @@ static int read_header(FILE* f, const char* path, CheckpointInfo* info, uint64_t
 }
 
 /* Nothing for the byte-level GPT (its messages as before families); else the family's name. */
-static const char* family_note(const GPTConfig* c) {
+static const char* family_note(const ModelShape* c) {
     return c->family == MODEL_FAMILY_BYTE_GPT ? "" : c->family == MODEL_FAMILY_LLAMA ? " (llama family)" : " (?)";
 }
 
-static int same_shape(const GPTConfig* a, const GPTConfig* b) {
+static int same_shape(const ModelShape* a, const ModelShape* b) {
     return a->n_layer == b->n_layer && a->n_head == b->n_head && a->d_model == b->d_model && a->n_ctx == b->n_ctx &&
            a->vocab == b->vocab && a->family == b->family && a->n_kv_head == b->n_kv_head &&
            a->head_dim == b->head_dim && a->d_ff == b->d_ff && a->rope_theta == b->rope_theta &&
@@ -171,7 +171,7 @@ static int same_shape(const GPTConfig* a, const GPTConfig* b) {
  * then (read_body) the payload, its length exact and its checksum right. The
  * payload goes into a new buffer when `keep` is given (the loader), else through a small
  * scratch buffer (checkpoint_verify: no model needed). */
-static int checkpoint_read(const char* path, const GPTConfig* expected, int read_body, CheckpointInfo* info,
+static int checkpoint_read(const char* path, const ModelShape* expected, int read_body, CheckpointInfo* info,
                            uint64_t* n_params, float** keep, char* err, size_t errlen) {
     FILE* f = fopen(path, "rb");
     if (!f) return set_error(err, errlen, "checkpoint %s: cannot open: %s", path, strerror(errno));
@@ -228,7 +228,7 @@ int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size
     return checkpoint_read(path, NULL, 0, info, NULL, NULL, err, errlen);
 }
 
-int checkpoint_verify(const char* path, const GPTConfig* expected, int body, CheckpointInfo* info, char* err,
+int checkpoint_verify(const char* path, const ModelShape* expected, int body, CheckpointInfo* info, char* err,
                       size_t errlen) {
     CheckpointInfo local;
     return checkpoint_read(path, expected, body, info ? info : &local, NULL, NULL, err, errlen);

@@ -7,14 +7,14 @@
 
 #include <stddef.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 #define CHECKPOINT_MAGIC "SAPOGPT1"
 #define CHECKPOINT_VERSION 1        /* byte_gpt */
 #define CHECKPOINT_VERSION_FAMILY 2 /* other families: their shape fields follow */
 
 typedef struct {
-    GPTConfig cfg;
+    ModelShape cfg;
     long step;
     int has_optimizer;
 } CheckpointInfo;
@@ -26,7 +26,7 @@ int checkpoint_read_info(const char* path, CheckpointInfo* info, char* err, size
 /* What checkpoint_load checks, without a model: the header and the shape against `expected`
  * (NULL: any shape); with `body` also the payload's exact length and its checksum (read in
  * chunks). info (may be NULL) receives the header. 0, or -1 with the loader's own message. */
-int checkpoint_verify(const char* path, const GPTConfig* expected, int body, CheckpointInfo* info, char* err,
+int checkpoint_verify(const char* path, const ModelShape* expected, int body, CheckpointInfo* info, char* err,
                       size_t errlen);
 /* Loads into a model of the same shape (else an error naming both shapes). Loads the
  * optimizer moments and step when the file has them and want_optimizer is set; otherwise

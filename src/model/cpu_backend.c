@@ -12,7 +12,7 @@
 #include "model/cpu_backend.h"
 #include "model/cpu_layers.h"
 #include "model/det_attention.h"
-#include "model/gpt.h"
+#include "model/model.h"
 
 typedef struct {
     /* the last forward's layout and its activations for up to cap.max_tokens tokens */
@@ -41,7 +41,7 @@ typedef struct {
 
 static void cpu_setup(Model* m) {
     CpuState* s = callocCheck(1, sizeof *s);
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const ModelCapacity* cap = &m->cap;
     size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab;
     size_t R = cap->max_rows;
@@ -247,7 +247,7 @@ static void forward_blocks(Model* m, int kv_only_last) {
 
 static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int C = c->d_model, V = c->vocab;
     keep_layout(s, pb);
     forward_blocks(m, 0);
@@ -260,7 +260,7 @@ static void cpu_forward(Model* m, const PackedBatch* pb, float* logprobs) {
 
 static void cpu_backward(Model* m, const float* dlogprobs) {
     CpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const GPTParams* p = &m->params;
     GPTParams* g = &m->grads;
     int N = s->N, C = c->d_model, NH = c->n_head, V = c->vocab;

@@ -4,7 +4,7 @@
 #ifndef SAPO_MODEL_CPU_LAYERS_H
 #define SAPO_MODEL_CPU_LAYERS_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 
 struct ModelFamily {
     const char* name; /* as model.family writes it */
@@ -24,17 +24,17 @@ struct ModelFamily {
      * and its tokenizer's ids) and exports to one; 0: from random weights, reading bytes. */
     int from_hf_dir;
     /* Validates a shape of this family: 0, or -1 with a reason in err. */
-    int (*check)(const GPTConfig* cfg, char* err, size_t errlen);
+    int (*check)(const ModelShape* cfg, char* err, size_t errlen);
     /* Floats of each tensor (n_tensors entries; a tensor the shape lacks has 0). */
-    void (*tensor_sizes)(const GPTConfig* cfg, size_t* sizes);
+    void (*tensor_sizes)(const ModelShape* cfg, size_t* sizes);
     /* Random initial parameters from the (seed, RNG_INIT) stream. */
     void (*init_weights)(Model* m, uint64_t seed);
     /* Points the family's named views that Model holds (byte_gpt: params, grads); NULL: none. */
     void (*point)(Model* m);
     /* Bytes a model of this shape and capacity allocates (model_memory_bytes). */
-    double (*memory_bytes)(const GPTConfig* cfg, const ModelCapacity* cap);
+    double (*memory_bytes)(const ModelShape* cfg, const ModelCapacity* cap);
     /* FLOPs of one forward over B sequences of T tokens (multiply-add = 2). */
-    double (*forward_flops)(const GPTConfig* cfg, int B, int T);
+    double (*forward_flops)(const ModelShape* cfg, int B, int T);
     /* The family's backend for each device this build has, NULL-terminated. */
     const ModelBackend* const* backends;
 };

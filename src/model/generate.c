@@ -60,7 +60,7 @@ static int chunk_end(const Model* m, const int* prompt_lens, int G, int L, int g
 static long generate_chunk(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int g0, int g1,
                            int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens,
                            float* out_logprobs, int* buf, float* logits, float* scratch) {
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int V = c->vocab, max_new = gc->max_new_tokens, rows = (g1 - g0) * L;
     /* int scratch: prefill tokens | segments | per-row rows, prefix, prefix_len, tokens, pos, row id */
     int n_tok = 0, n_seg = 0;
@@ -140,7 +140,7 @@ static long generate_chunk(Model* m, const int* prompts, int prompt_stride, cons
 long model_generate_groups_logprobs(Model* m, const int* prompts, int prompt_stride, const int* prompt_lens, int G,
                                     int L, const GenConfig* gc, RngStream* rng, int* out_tokens, int* out_lens,
                                     float* out_logprobs) {
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int V = c->vocab, max_new = gc->max_new_tokens;
     if (L < 1) sapo_die("generate: %d completions per prompt; expected >= 1", L);
     if (max_new > m->cap.row_ctx)

@@ -9,7 +9,7 @@
 #define SAPO_MODEL_GENERATE_H
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/sampler.h"
 
 struct Tokenizer;

@@ -1,6 +1,6 @@
 /* Model construction: shapes, the parameter buffer layout, GPT-2 style initialisation,
  * and the thin wrappers over the backend table (model/backends.c registers the backends). */
-#include "model/gpt.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,14 +17,14 @@ const char* const GPT_TENSOR_NAMES[GPT_NUM_TENSORS] = {
     "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
     "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"};
 
-int gpt_config_check(const GPTConfig* c, char* err, size_t errlen) {
+int gpt_config_check(const ModelShape* c, char* err, size_t errlen) {
     const ModelFamily* f = model_family(c->family);
     if (!f) return set_error(err, errlen, "model family %d: expected one of model.family's choices", (int)c->family);
     return f->check(c, err, errlen);
 }
 
 /* The byte-level GPT's shape check (its family table's check). */
-static int byte_gpt_check(const GPTConfig* c, char* err, size_t errlen) {
+static int byte_gpt_check(const ModelShape* c, char* err, size_t errlen) {
     if (c->n_layer < 1 || c->n_layer > 64) return set_error(err, errlen, "n_layer = %d: expected 1..64", c->n_layer);
     if (c->n_head < 1) return set_error(err, errlen, "n_head = %d: expected >= 1", c->n_head);
     if (c->d_model < 1 || c->d_model % c->n_head)
@@ -34,11 +34,11 @@ static int byte_gpt_check(const GPTConfig* c, char* err, size_t errlen) {
     return 0;
 }
 
-void gpt_tensor_sizes(const GPTConfig* cfg, size_t* s) {
+void gpt_tensor_sizes(const ModelShape* cfg, size_t* s) {
     model_family(cfg->family)->tensor_sizes(cfg, s);
 }
 
-static void byte_gpt_tensor_sizes(const GPTConfig* cfg, size_t* s) {
+static void byte_gpt_tensor_sizes(const ModelShape* cfg, size_t* s) {
     size_t V = cfg->vocab, C = cfg->d_model, T = cfg->n_ctx, L = cfg->n_layer;
     s[0] = V * C;          /* wte */
     s[1] = T * C;          /* wpe */
@@ -82,7 +82,7 @@ void model_init_weights(Model* m, uint64_t seed) { m->family->init_weights(m, se
 
 static void byte_gpt_init_weights(Model* m, uint64_t seed) {
     RngStream rng = rng_stream(seed, 0, 0, RNG_INIT);
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     float resid_std = 0.02f / sqrtf(2.0f * c->n_layer); /* residual projections, GPT-2 */
     float* p = m->params_memory;
     for (int t = 0; t < GPT_NUM_TENSORS; t++) {
@@ -98,7 +98,7 @@ static void byte_gpt_init_weights(Model* m, uint64_t seed) {
     }
 }
 
-ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch) {
+ModelCapacity model_capacity_dense(const ModelShape* cfg, int max_batch) {
     ModelCapacity c = {.max_tokens = max_batch * cfg->n_ctx,
                        .max_att = (long)cfg->n_head * max_batch * cfg->n_ctx * cfg->n_ctx,
                        .max_prefixes = max_batch,
@@ -107,7 +107,7 @@ ModelCapacity model_capacity_dense(const GPTConfig* cfg, int max_batch) {
     return c;
 }
 
-Model* model_create_empty(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap) {
+Model* model_create_empty(const ModelShape* cfg, const ModelBackend* backend, const ModelCapacity* cap) {
     char err[256];
     if (gpt_config_check(cfg, err, sizeof err)) sapo_die("model config: %s", err);
     const ModelFamily* family = model_family(cfg->family);
@@ -136,19 +136,19 @@ Model* model_create_empty(const GPTConfig* cfg, const ModelBackend* backend, con
     return m;
 }
 
-Model* model_create_cap(const GPTConfig* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
+Model* model_create_cap(const ModelShape* cfg, const ModelBackend* backend, const ModelCapacity* cap, uint64_t seed) {
     Model* m = model_create_empty(cfg, backend, cap);
     model_init_weights(m, seed);
     m->backend->upload(m);
     return m;
 }
 
-Model* model_create(const GPTConfig* cfg, const ModelBackend* backend, int max_batch, uint64_t seed) {
+Model* model_create(const ModelShape* cfg, const ModelBackend* backend, int max_batch, uint64_t seed) {
     ModelCapacity cap = model_capacity_dense(cfg, max_batch);
     return model_create_cap(cfg, backend, &cap, seed);
 }
 
-ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int train_groups, int completions,
+ModelCapacity model_capacity_for(const ModelShape* cfg, int micro_tokens, int train_groups, int completions,
                                  int max_new, int gen_prompts, int gen_rows) {
     long n_ctx = cfg->n_ctx, prompt = n_ctx - max_new > 1 ? n_ctx - max_new : 1;
     long seg = max_new + 1 < n_ctx ? max_new + 1 : n_ctx;
@@ -165,11 +165,11 @@ ModelCapacity model_capacity_for(const GPTConfig* cfg, int micro_tokens, int tra
     return c;
 }
 
-double model_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap) {
+double model_memory_bytes(const ModelShape* cfg, const ModelCapacity* cap) {
     return model_family(cfg->family)->memory_bytes(cfg, cap);
 }
 
-static double byte_gpt_memory_bytes(const GPTConfig* cfg, const ModelCapacity* cap) {
+static double byte_gpt_memory_bytes(const ModelShape* cfg, const ModelCapacity* cap) {
     size_t sizes[GPT_NUM_TENSORS];
     gpt_tensor_sizes(cfg, sizes);
     double P = 0, N = cap->max_tokens, C = cfg->d_model, L = cfg->n_layer, V = cfg->vocab, T = cfg->n_ctx;
@@ -183,7 +183,7 @@ static double byte_gpt_memory_bytes(const GPTConfig* cfg, const ModelCapacity* c
     return 4.0 * floats;
 }
 
-long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb) {
+long packed_att_size(const ModelShape* cfg, const PackedBatch* pb) {
     long total = 0;
     for (int s = 0; s < pb->n_segments; s++) {
         const Segment* g = &pb->segs[s];
@@ -194,7 +194,7 @@ long packed_att_size(const GPTConfig* cfg, const PackedBatch* pb) {
 }
 
 int packed_check(const Model* m, const PackedBatch* pb, char* err, size_t errlen) {
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     int none = m->roles.none;
     if (pb->n_tokens < 1 || pb->n_tokens > m->cap.max_tokens)
         return set_error(err, errlen, "%d tokens: expected 1..%d (the model's capacity)", pb->n_tokens, m->cap.max_tokens);
@@ -293,11 +293,11 @@ float model_step(Model* m, const AdamWConfig* hp, float max_norm) {
     return norm;
 }
 
-double gpt_forward_flops(const GPTConfig* c, int B, int T) {
+double gpt_forward_flops(const ModelShape* c, int B, int T) {
     return model_family(c->family)->forward_flops(c, B, T);
 }
 
-static double byte_gpt_forward_flops(const GPTConfig* c, int B, int T) {
+static double byte_gpt_forward_flops(const ModelShape* c, int B, int T) {
     double N = (double)B * T, C = c->d_model, L = c->n_layer, V = c->vocab;
     double per_layer = 2.0 * N * C * (3 * C + C + 4 * C + 4 * C) /* qkv, proj, fc, fcproj */
                        + 2.0 * 2.0 * B * (double)T * T * C;       /* QK^T and att@V, full square */

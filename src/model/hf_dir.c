@@ -75,7 +75,7 @@ static int cfg_bool(const char* file, const cJSON* root, const char* k, int def,
     return 0;
 }
 
-static int config_parse(const char* file, const cJSON* root, GPTConfig* c, char* err, size_t errlen) {
+static int config_parse(const char* file, const cJSON* root, ModelShape* c, char* err, size_t errlen) {
     if (!cJSON_IsObject(root)) return set_error(err, errlen, "%s: not a JSON object", file);
     const cJSON* arch = cfg_item(root, "architectures");
     const cJSON* a0 = cJSON_IsArray(arch) ? cJSON_GetArrayItem(arch, 0) : NULL;
@@ -146,7 +146,7 @@ static int config_parse(const char* file, const cJSON* root, GPTConfig* c, char*
     return 0;
 }
 
-int hf_config_read(const char* dir, GPTConfig* cfg, char* err, size_t errlen) {
+int hf_config_read(const char* dir, ModelShape* cfg, char* err, size_t errlen) {
     char* file = path_join(dir, "config.json");
     char* text = file_read_all(file, 16u << 20, NULL);
     int rc;
@@ -154,7 +154,7 @@ int hf_config_read(const char* dir, GPTConfig* cfg, char* err, size_t errlen) {
         rc = set_error(err, errlen, "%s: cannot read: %s", file, strerror(errno));
     } else {
         cJSON* root = cJSON_Parse(text);
-        GPTConfig c;
+        ModelShape c;
         rc = root ? config_parse(file, root, &c, err, errlen) : set_error(err, errlen, "%s: not valid JSON", file);
         if (!rc) *cfg = c;
         cJSON_Delete(root);
@@ -166,7 +166,7 @@ int hf_config_read(const char* dir, GPTConfig* cfg, char* err, size_t errlen) {
 
 /* ---- the tensors, both ways ------------------------------------------------------------ */
 
-int hf_tensor_views(const GPTConfig* c, const LlamaParams* p, HfTensor* t) {
+int hf_tensor_views(const ModelShape* c, const LlamaParams* p, HfTensor* t) {
     int n = 0;
     long C = c->d_model, F = c->d_ff, V = c->vocab, QD = llama_qdim(c), KD = llama_kvdim(c);
     long QKV = llama_qkvdim(c);
@@ -207,7 +207,7 @@ int hf_tensor_views(const GPTConfig* c, const LlamaParams* p, HfTensor* t) {
     return n;
 }
 
-int hf_tensor_count(const GPTConfig* c) {
+int hf_tensor_count(const ModelShape* c) {
     /* per layer: q, k, v, o, gate, up, down and the two norms, plus the biases it has */
     int per_layer = 9 + (c->qkv_bias ? 3 : 0) + (c->o_bias ? 1 : 0);
     return 2 + c->n_layer * per_layer + (c->tied ? 0 : 1);
@@ -215,7 +215,7 @@ int hf_tensor_count(const GPTConfig* c) {
 
 /* The model's tensor sizes must be the fused layout this file splits (llama.h). */
 static int layout_check(const Model* m, char* err, size_t errlen) {
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     if (c->family != MODEL_FAMILY_LLAMA || m->n_tensors != LLAMA_NUM_TENSORS)
         return set_error(err, errlen, "the model is not of the llama family");
     size_t L = (size_t)c->n_layer, C = (size_t)c->d_model, F = (size_t)c->d_ff, V = (size_t)c->vocab;
@@ -242,14 +242,14 @@ static int layout_check(const Model* m, char* err, size_t errlen) {
 
 /* Tensors a checkpoint may carry that the model does not need (old Llama files keep the
  * rotary frequencies as a buffer). */
-static int ignorable(const GPTConfig* c, const char* name) {
+static int ignorable(const ModelShape* c, const char* name) {
     size_t n = strlen(name), k = strlen(".rotary_emb.inv_freq");
     return (c->tied && !strcmp(name, "lm_head.weight")) || (n > k && !strcmp(name + n - k, ".rotary_emb.inv_freq"));
 }
 
 int hf_load_weights(Model* m, const char* dir, char* err, size_t errlen) {
     if (layout_check(m, err, errlen)) return -1;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     SafetensorsSet* s = safetensors_set_open(dir, err, errlen);
     if (!s) return -1;
     LlamaParams p;
@@ -381,7 +381,7 @@ static void token_ids_from(const char* src_dir, char* out, size_t n) {
     cJSON_Delete(root);
 }
 
-static void config_json(const GPTConfig* c, const char* token_ids, char* buf, size_t n) {
+static void config_json(const ModelShape* c, const char* token_ids, char* buf, size_t n) {
     int qwen2 = c->qkv_bias && !c->o_bias;
     char eps[32], theta[32];
     float_repr(c->norm_eps, eps, sizeof eps);
@@ -423,7 +423,7 @@ static void config_json(const GPTConfig* c, const char* token_ids, char* buf, si
 
 int hf_export(Model* m, const char* dir, const char* tokenizer_src_dir, char* err, size_t errlen) {
     if (layout_check(m, err, errlen)) return -1;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     if (c->o_bias && !c->qkv_bias)
         return set_error(err, errlen, "%s: a model with an o_proj bias but no q/k/v biases has no Hugging Face form",
                          dir);

@@ -1,5 +1,5 @@
 /* Hugging Face model directories of the Llama/Qwen2 family (model/llama.h): config.json into
- * a GPTConfig, the safetensors weights (one file or shards) into a model's parameters, and a
+ * a ModelShape, the safetensors weights (one file or shards) into a model's parameters, and a
  * model back out as a directory transformers 4.49 loads as the same model (config.json,
  * model.safetensors in f32, optionally the tokenizer files of another directory). Every
  * error is one line naming the file and what was wrong. */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/llama.h"
 
 /* DIR/config.json (LlamaForCausalLM or Qwen2ForCausalLM) into cfg: family llama, the shape
@@ -17,7 +17,7 @@
  * missing optional keys take transformers 4.49's defaults for the class. Refuses what the
  * family does not compute (mlp_bias, an activation other than silu, rope_scaling, sliding
  * windows, partial rotary). deterministic is left 0. 0, or -1 with err. */
-int hf_config_read(const char* dir, GPTConfig* cfg, char* err, size_t errlen);
+int hf_config_read(const char* dir, ModelShape* cfg, char* err, size_t errlen);
 
 /* The weights of DIR (model.safetensors or model.safetensors.index.json) into m, a llama
  * family model: q/k/v projections fused into qkvw (and their biases into qkvb), gate and up
@@ -37,12 +37,12 @@ typedef struct {
 } HfTensor;
 
 /* The number of HF tensors of a model of this shape (biases and lm_head as it has them). */
-int hf_tensor_count(const GPTConfig* cfg);
+int hf_tensor_count(const ModelShape* cfg);
 /* Fills t (hf_tensor_count entries) with every HF tensor of p, in the order of the layers
  * (embedding, then per layer q/k/v, their biases, o_proj, the MLP and the two norms, then the
  * final norm and lm_head); returns how many. The fused tensors are split: q_proj, k_proj and
  * v_proj are consecutive row blocks of one layer's qkvw, gate_proj and up_proj of gateupw. */
-int hf_tensor_views(const GPTConfig* cfg, const LlamaParams* p, HfTensor* t);
+int hf_tensor_views(const ModelShape* cfg, const LlamaParams* p, HfTensor* t);
 
 /* Writes m (downloaded from its backend first) as a Hugging Face directory DIR, created if
  * needed: model.safetensors (f32, HF names and shapes, fused tensors split back), the

@@ -9,7 +9,7 @@
 #include "model/family.h"
 #include "model/hf_dir.h"
 
-int hf_model_shape(const char* dir, int n_ctx, int det, GPTConfig* cfg, char* err, size_t errlen) {
+int hf_model_shape(const char* dir, int n_ctx, int det, ModelShape* cfg, char* err, size_t errlen) {
     if (hf_config_read(dir, cfg, err, errlen)) return -1;
     if (n_ctx > 0 && n_ctx < cfg->n_ctx) cfg->n_ctx = n_ctx;
     cfg->deterministic = det;
@@ -22,7 +22,7 @@ int hf_model_open(HfModel* out, const char* dir, const ModelBackend* device, con
                   int det, int want_tokenizer, char* err, size_t errlen) {
     out->model = NULL;
     out->tokenizer = NULL;
-    GPTConfig cfg;
+    ModelShape cfg;
     if (hf_model_shape(dir, n_ctx, det, &cfg, err, errlen)) return -1;
     if (!model_family_backend(model_family(cfg.family), device))
         return set_error(err, errlen, "%s: the %s family has no %s backend in this build", dir,

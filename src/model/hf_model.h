@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/tokenizer.h"
 
 typedef struct {
@@ -22,7 +22,7 @@ typedef struct {
 int hf_model_open(HfModel* out, const char* dir, const ModelBackend* device, const ModelCapacity* cap, int n_ctx,
                   int det, int want_tokenizer, char* err, size_t errlen);
 /* The shape DIR's config.json gives, the context cut as hf_model_open cuts it. */
-int hf_model_shape(const char* dir, int n_ctx, int det, GPTConfig* cfg, char* err, size_t errlen);
+int hf_model_shape(const char* dir, int n_ctx, int det, ModelShape* cfg, char* err, size_t errlen);
 void hf_model_close(HfModel* h);
 
 #endif

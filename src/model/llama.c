@@ -16,7 +16,7 @@
 const char* const LLAMA_TENSOR_NAMES[LLAMA_NUM_TENSORS] = {"embed", "qkvw",    "qkvb",  "ow",    "ob",    "ln1w",
                                                            "ln2w",  "gateupw", "downw", "normw", "lmhead"};
 
-static int llama_check(const GPTConfig* c, char* err, size_t errlen) {
+static int llama_check(const ModelShape* c, char* err, size_t errlen) {
     if (c->n_layer < 1 || c->n_layer > 256) return set_error(err, errlen, "n_layer = %d: expected 1..256", c->n_layer);
     if (c->n_head < 1 || c->n_kv_head < 1 || c->n_head % c->n_kv_head)
         return set_error(err, errlen, "n_head = %d, n_kv_head = %d: expected n_head a positive multiple of n_kv_head",
@@ -31,7 +31,7 @@ static int llama_check(const GPTConfig* c, char* err, size_t errlen) {
     return 0;
 }
 
-static void llama_tensor_sizes(const GPTConfig* c, size_t* s) {
+static void llama_tensor_sizes(const ModelShape* c, size_t* s) {
     size_t V = c->vocab, C = c->d_model, L = c->n_layer, F = c->d_ff, QKV = llama_qkvdim(c), QD = llama_qdim(c);
     s[LT_EMBED] = V * C;
     s[LT_QKVW] = L * QKV * C;
@@ -69,7 +69,7 @@ static void llama_init_weights(Model* m, uint64_t seed) {
     }
 }
 
-static double llama_memory_bytes(const GPTConfig* c, const ModelCapacity* cap) {
+static double llama_memory_bytes(const ModelShape* c, const ModelCapacity* cap) {
     size_t sizes[LLAMA_NUM_TENSORS];
     llama_tensor_sizes(c, sizes);
     double P = 0, N = cap->max_tokens, C = c->d_model, L = c->n_layer, V = c->vocab, T = c->n_ctx, F = c->d_ff;
@@ -87,14 +87,14 @@ static double llama_memory_bytes(const GPTConfig* c, const ModelCapacity* cap) {
     return 4.0 * floats;
 }
 
-static double llama_forward_flops(const GPTConfig* c, int B, int T) {
+static double llama_forward_flops(const ModelShape* c, int B, int T) {
     double N = (double)B * T, C = c->d_model, L = c->n_layer, V = c->vocab, F = c->d_ff;
     double QKV = llama_qkvdim(c), QD = llama_qdim(c);
     double per_layer = 2.0 * N * C * (QKV + QD + 3 * F) + 2.0 * 2.0 * B * (double)T * T * QD;
     return L * per_layer + 2.0 * N * C * V;
 }
 
-void llama_rope_table(const GPTConfig* c, float* cos_out, float* sin_out) {
+void llama_rope_table(const ModelShape* c, float* cos_out, float* sin_out) {
     int half = c->head_dim / 2;
     for (int i = 0; i < half; i++) {
         /* as Hugging Face: inv_freq in fp32, the angle a fp32 product; only cos/sin in double */
@@ -107,9 +107,9 @@ void llama_rope_table(const GPTConfig* c, float* cos_out, float* sin_out) {
     }
 }
 
-GPTConfig llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
+ModelShape llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
                        float rope_theta, float norm_eps) {
-    GPTConfig c = {.n_layer = n_layer, .n_head = n_head, .d_model = d_model, .vocab = vocab,
+    ModelShape c = {.n_layer = n_layer, .n_head = n_head, .d_model = d_model, .vocab = vocab,
                    .family = MODEL_FAMILY_LLAMA, .n_kv_head = n_kv_head, .head_dim = n_head > 0 ? d_model / n_head : 0,
                    .d_ff = d_ff, .rope_theta = rope_theta, .norm_eps = norm_eps, .qkv_bias = qkv_bias, .tied = 1};
     return c;

@@ -1,7 +1,7 @@
 /* The Llama/Qwen2 family: pre-RMSNorm blocks, rotary positions (Hugging Face's rotate-half
  * layout, so tensors equal the files), grouped-query attention with optional q/k/v biases
  * (Qwen2), a SwiGLU MLP, an output layer that is the token embedding or its own (lm_head).
- * The shape lives in GPTConfig's llama fields. Tensors are fused where HF keeps them apart,
+ * The shape lives in ModelShape's llama fields. Tensors are fused where HF keeps them apart,
  * so one product serves several: qkvw holds q_proj's rows, then k_proj's, then v_proj's;
  * gateupw gate_proj's rows then up_proj's (model/hf_dir.c splits them back for the files). */
 #ifndef SAPO_MODEL_LLAMA_H
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 enum {
     LT_EMBED,   /* (V, C)            model.embed_tokens.weight */
@@ -34,23 +34,23 @@ extern const char* const LLAMA_TENSOR_NAMES[LLAMA_NUM_TENSORS];
 
 /* A shape of the family as a Qwen2 or Llama config.json gives it: tied embeddings, head_dim =
  * d_model / n_head, n_ctx and the numerics left 0 (for random weights of a chosen size). */
-GPTConfig llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
+ModelShape llama_config(int n_layer, int d_model, int n_head, int n_kv_head, int d_ff, int vocab, int qkv_bias,
                        float rope_theta, float norm_eps);
 /* Points the views into a buffer laid out as the family's tensor_sizes says. */
 void llama_point_params(LlamaParams* p, float* memory, const size_t* sizes);
 /* The output layer: lm_head, or the embedding when tied. */
-static inline const float* llama_out_weight(const GPTConfig* c, const LlamaParams* p) {
+static inline const float* llama_out_weight(const ModelShape* c, const LlamaParams* p) {
     return c->tied ? p->embed : p->lmhead;
 }
 
 /* Widths: query (NH*hd), key/value (NKV*hd) and the fused q|k|v row. */
-static inline int llama_qdim(const GPTConfig* c) { return c->n_head * c->head_dim; }
-static inline int llama_kvdim(const GPTConfig* c) { return c->n_kv_head * c->head_dim; }
-static inline int llama_qkvdim(const GPTConfig* c) { return llama_qdim(c) + 2 * llama_kvdim(c); }
+static inline int llama_qdim(const ModelShape* c) { return c->n_head * c->head_dim; }
+static inline int llama_kvdim(const ModelShape* c) { return c->n_kv_head * c->head_dim; }
+static inline int llama_qkvdim(const ModelShape* c) { return llama_qdim(c) + 2 * llama_kvdim(c); }
 
 /* The RoPE table of positions [0, n_ctx): cos and sin (n_ctx, head_dim / 2) each, entry
  * (p, i) of angle p * theta^(-2i / head_dim), computed in double and rounded once, the same
  * way for every backend (the CUDA backend uploads this table). */
-void llama_rope_table(const GPTConfig* c, float* cos_out, float* sin_out);
+void llama_rope_table(const ModelShape* c, float* cos_out, float* sin_out);
 
 #endif

@@ -40,7 +40,7 @@ static void* falloc(size_t n) { return mallocCheck((n ? n : 1) * sizeof(float));
 
 static void lcpu_setup(Model* m) {
     LlamaCpuState* s = callocCheck(1, sizeof *s);
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     const ModelCapacity* cap = &m->cap;
     size_t N = cap->max_tokens, T = c->n_ctx, C = c->d_model, L = c->n_layer, V = c->vocab, F = c->d_ff;
     size_t QKV = llama_qkvdim(c), QD = llama_qdim(c), KD = llama_kvdim(c), R = cap->max_rows;
@@ -144,11 +144,11 @@ static void op_rmsnorm_backward(void* ctx, float* dinp, float* dw, const float* 
     (void)ctx;
     rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, C);
 }
-static void op_rope_forward(void* ctx, float* qkv, const int* pos, int N, const GPTConfig* c) {
+static void op_rope_forward(void* ctx, float* qkv, const int* pos, int N, const ModelShape* c) {
     LlamaCpuState* s = state_of(ctx);
     rope_forward(qkv, pos, s->rope_cos, s->rope_sin, N, llama_qkvdim(c), c->n_head, c->n_kv_head, c->head_dim);
 }
-static void op_rope_backward(void* ctx, float* dqkv, const int* pos, int N, const GPTConfig* c) {
+static void op_rope_backward(void* ctx, float* dqkv, const int* pos, int N, const ModelShape* c) {
     LlamaCpuState* s = state_of(ctx);
     rope_backward(dqkv, pos, s->rope_cos, s->rope_sin, N, llama_qkvdim(c), c->n_head, c->n_kv_head, c->head_dim);
 }
@@ -192,7 +192,7 @@ static void op_logprob_backward(void* ctx, float* dlogits, const float* dlp, con
     logprob_backward(dlogits, dlp, probs, targets, n, V, ((Model*)ctx)->roles.none, scale);
 }
 static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N,
-                                const GPTConfig* c, size_t prefix_slot) {
+                                const ModelShape* c, size_t prefix_slot) {
     (void)N;
     LlamaCpuState* s = state_of(ctx);
     size_t QKV = llama_qkvdim(c), QD = llama_qdim(c), KD = llama_kvdim(c);
@@ -207,7 +207,7 @@ static void op_prefill_kv_store(void* ctx, float* kprefix, float* vprefix, const
     }
 }
 static void op_decode_kv_store(void* ctx, float* krow, float* vrow, const float* qkv, const DecodeStep* d,
-                               const GPTConfig* c, size_t row_slot) {
+                               const ModelShape* c, size_t row_slot) {
     (void)ctx;
     size_t QKV = llama_qkvdim(c), QD = llama_qdim(c), KD = llama_kvdim(c);
     for (int i = 0; i < d->n; i++) {
@@ -311,7 +311,7 @@ static void lcpu_backward(Model* m, const float* dlogprobs) {
 /* Every row's logits of the last forward, recomputed a chunk at a time (tests and tools). */
 static void lcpu_get_logits(Model* m, float* out) {
     LlamaCpuState* s = m->state;
-    const GPTConfig* c = &m->cfg;
+    const ModelShape* c = &m->cfg;
     for (int i0 = 0; i0 < s->N; i0 += s->chunk) {
         int n = s->N - i0 < s->chunk ? s->N - i0 : s->chunk;
         CPU_BLOCK_OPS.matmul_forward(m, out + (size_t)i0 * c->vocab, s->a.lnf + (size_t)i0 * c->d_model,

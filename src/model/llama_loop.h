@@ -71,8 +71,8 @@ typedef struct {
     void (*rmsnorm_backward)(void* ctx, float* dinp, float* dw, const float* dout, const float* inp, const float* w,
                              const float* rstd, int N, int C);
     /* In place on the fused rows, at positions pos (N entries, the backend's memory). */
-    void (*rope_forward)(void* ctx, float* qkv, const int* pos, int N, const GPTConfig* c);
-    void (*rope_backward)(void* ctx, float* dqkv, const int* pos, int N, const GPTConfig* c);
+    void (*rope_forward)(void* ctx, float* qkv, const int* pos, int N, const ModelShape* c);
+    void (*rope_backward)(void* ctx, float* dqkv, const int* pos, int N, const ModelShape* c);
     void (*attention_forward)(void* ctx, float* out, float* att, const float* qkv, int N, const AttnShape* sh);
     void (*attention_backward)(void* ctx, float* dqkv, float* datt, const float* dout, const float* qkv,
                                const float* att, int N, const AttnShape* sh);
@@ -87,10 +87,10 @@ typedef struct {
     void (*logprob_backward)(void* ctx, float* dlogits, const float* dlp, const float* probs, const int* targets, int n,
                              int V, float scale);
     /* Prefill: token n's key and value go to position n - start of its segment's slot. */
-    void (*prefill_kv_store)(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, const GPTConfig* c,
+    void (*prefill_kv_store)(void* ctx, float* kprefix, float* vprefix, const float* qkv, int N, const ModelShape* c,
                              size_t prefix_slot);
     void (*decode_kv_store)(void* ctx, float* krow, float* vrow, const float* qkv, const DecodeStep* d,
-                            const GPTConfig* c, size_t row_slot);
+                            const ModelShape* c, size_t row_slot);
     /* A decode step's products of a few rows (matmul_forward's meaning; the CPU streams each
      * weight row once instead of repacking the matrix, model/small_gemm.h). */
     void (*decode_matmul)(void* ctx, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
@@ -100,13 +100,13 @@ typedef struct {
                              size_t prefix_slot, size_t row_slot, int n_ctx);
 } LlamaOps;
 
-static inline AttnShape llama_attn_shape(const GPTConfig* c) {
+static inline AttnShape llama_attn_shape(const ModelShape* c) {
     AttnShape sh = {.n_head = c->n_head, .n_kv_head = c->n_kv_head, .head_dim = c->head_dim};
     return sh;
 }
 
 /* Rows of the head computed together (bounds the (chunk, V) buffers). */
-static inline int llama_head_chunk(const GPTConfig* c, int max_tokens) {
+static inline int llama_head_chunk(const ModelShape* c, int max_tokens) {
     long chunk = (16L << 20) / ((long)c->vocab * 4); /* about 16 MB a buffer */
     if (chunk < 8) chunk = 8;
     if (chunk > 256) chunk = 256;
@@ -117,7 +117,7 @@ static inline int llama_head_chunk(const GPTConfig* c, int max_tokens) {
  * layer; leaves the last block's output in res3 of the last layer. With kv_only_last (a
  * prefill) the last layer stops once its keys and values are rotated (block_forward). */
 static inline void llama_block_forward(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                       const int* inputs, const int* pos, const GPTConfig* c, int N, long att_used,
+                                       const int* inputs, const int* pos, const ModelShape* c, int N, long att_used,
                                        int kv_only_last) {
     const BlockOps* k = op->common;
     int C = c->d_model, QKV = llama_qkvdim(c), QD = llama_qdim(c), F = c->d_ff;
@@ -153,7 +153,7 @@ static inline void llama_block_forward(const LlamaOps* op, void* ctx, const Llam
 
 /* The final RMSNorm of all N rows (into lnf, rstdf). */
 static inline void llama_final_norm(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                    const GPTConfig* c, int N) {
+                                    const ModelShape* c, int N) {
     op->rmsnorm_forward(ctx, a->lnf, a->rstdf, a->res3 + (size_t)(c->n_layer - 1) * N * c->d_model, p->normw, N,
                         c->d_model, c->norm_eps);
 }
@@ -162,7 +162,7 @@ static inline void llama_final_norm(const LlamaOps* op, void* ctx, const LlamaAc
  * chunk rows at a time: logits through the output layer, then log-probs at scale into
  * lp_out[i] (the backend's memory, n entries). */
 static inline void llama_head_forward(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                      const GPTConfig* c, const int* rows, const int* targets, int n, int chunk,
+                                      const ModelShape* c, const int* rows, const int* targets, int n, int chunk,
                                       float scale, float* lp_out) {
     int C = c->d_model, V = c->vocab;
     const float* W = llama_out_weight(c, p);
@@ -177,7 +177,7 @@ static inline void llama_head_forward(const LlamaOps* op, void* ctx, const Llama
 /* The head's backward from d(log-probs) of the same rows: recomputes each chunk's softmax,
  * accumulates the output layer's gradient into gW, and leaves d(lnf) in dC (zeroed here). */
 static inline void llama_head_backward(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                       const LlamaParams* g, const GPTConfig* c, const int* rows, const int* targets,
+                                       const LlamaParams* g, const ModelShape* c, const int* rows, const int* targets,
                                        const float* dlp, int n, int N, int chunk, float scale) {
     int C = c->d_model, V = c->vocab;
     const float* W = llama_out_weight(c, p);
@@ -198,7 +198,7 @@ static inline void llama_head_backward(const LlamaOps* op, void* ctx, const Llam
 /* Everything below the head, backward: from d(lnf) in dC into the gradients g, ending with
  * the embedding's. */
 static inline void llama_block_backward(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaParams* p,
-                                        const LlamaParams* g, const int* inputs, const int* pos, const GPTConfig* c,
+                                        const LlamaParams* g, const int* inputs, const int* pos, const ModelShape* c,
                                         int N, long att_used) {
     const BlockOps* k = op->common;
     int C = c->d_model, QKV = llama_qkvdim(c), QD = llama_qdim(c), F = c->d_ff, L = c->n_layer;
@@ -237,7 +237,7 @@ static inline void llama_block_backward(const LlamaOps* op, void* ctx, const Lla
 /* After llama_block_forward of a prefill batch of N tokens: every layer's keys and values of
  * segment s go to prompt cache slot s. */
 static inline void llama_prefill_store(const LlamaOps* op, void* ctx, const LlamaActs* a, const LlamaDecodeActs* g,
-                                       const GPTConfig* c, const ModelCapacity* cap, int N) {
+                                       const ModelShape* c, const ModelCapacity* cap, int N) {
     size_t KD = llama_kvdim(c), pslot = (size_t)c->n_ctx * KD, play = (size_t)cap->max_prefixes * pslot;
     for (int l = 0; l < c->n_layer; l++)
         op->prefill_kv_store(ctx, g->kprefix + l * play, g->vprefix + l * play, a->qkv + l * (size_t)N * llama_qkvdim(c),
@@ -247,7 +247,7 @@ static inline void llama_prefill_store(const LlamaOps* op, void* ctx, const Llam
 /* One decode step of d->n rows (checked by the caller with decode_check; d's arrays in the
  * backend's memory): writes logits (n, V). */
 static inline void llama_decode(const LlamaOps* op, void* ctx, const LlamaDecodeActs* a, const LlamaParams* p,
-                                const DecodeStep* d, const GPTConfig* c, const ModelCapacity* cap, float* logits) {
+                                const DecodeStep* d, const ModelShape* c, const ModelCapacity* cap, float* logits) {
     const BlockOps* k = op->common;
     int C = c->d_model, QKV = llama_qkvdim(c), QD = llama_qdim(c), F = c->d_ff, n = d->n;
     size_t nC = (size_t)n * C, KD = llama_kvdim(c);

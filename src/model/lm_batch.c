@@ -25,7 +25,7 @@ static int read_ids(const cJSON* a, const char* what, int vocab, int** out, int*
     return 0;
 }
 
-int lm_group_parse(const char* line, const GPTConfig* cfg, LmGroup* g, char* err, size_t errlen) {
+int lm_group_parse(const char* line, const ModelShape* cfg, LmGroup* g, char* err, size_t errlen) {
     memset(g, 0, sizeof *g);
     cJSON* root = cJSON_Parse(line);
     int rc = -1;

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 typedef struct {
     int n_prompt;
@@ -24,7 +24,7 @@ typedef struct {
  * 0..vocab-1, a non-empty prompt, at least one non-empty completion, prompt + completion
  * within n_ctx positions, dlogprobs (when present) matching the completions. 0, or -1 with
  * the reason (without a line number) in err. */
-int lm_group_parse(const char* line, const GPTConfig* cfg, LmGroup* g, char* err, size_t errlen);
+int lm_group_parse(const char* line, const ModelShape* cfg, LmGroup* g, char* err, size_t errlen);
 void lm_group_free(LmGroup* g);
 
 /* Tokens and attention weights a layer (as packed_att_size counts them) of groups [0, n)

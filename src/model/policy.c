@@ -33,7 +33,7 @@ int policy_check(const PolicySpec* s, char* why, size_t len) {
     if (!policy_reads_hf_dir(s)) return 0;
     if (policy_hf_dir_named(s, why, len)) return -1;
     char inner[512];
-    GPTConfig h;
+    ModelShape h;
     if (hf_model_shape(s->hf_dir, s->shape.n_ctx, 0, &h, inner, sizeof inner))
         return set_error(why, len, "model.hf_dir: %s", inner);
     char* path = tokenizer_path(s);
@@ -44,7 +44,7 @@ int policy_check(const PolicySpec* s, char* why, size_t len) {
     return 0;
 }
 
-int policy_shape(const PolicySpec* s, GPTConfig* out, char* why, size_t len) {
+int policy_shape(const PolicySpec* s, ModelShape* out, char* why, size_t len) {
     if (!policy_reads_hf_dir(s)) {
         *out = s->shape;
         return 0;

@@ -11,7 +11,7 @@
 
 #include "core/config_enums.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/prompt_codec.h"
 #include "model/tokenizer.h"
 
@@ -20,7 +20,7 @@ typedef struct {
     const char* hf_dir;    /* model.hf_dir: a family that reads one takes its weights and tokenizer there; "" = none */
     const char* init;      /* model.init: a checkpoint loaded over the first weights; "" = none */
     BackendChoice backend; /* model.backend, for model_backend_for */
-    GPTConfig shape;       /* the model's shape, model.deterministic in it; a family that reads hf_dir
+    ModelShape shape;       /* the model's shape, model.deterministic in it; a family that reads hf_dir
                               takes only n_ctx (the most positions kept) and deterministic from it */
     int micro_tokens;      /* model.micro_tokens */
 } PolicySpec;
@@ -41,7 +41,7 @@ int policy_hf_dir_named(const PolicySpec* s, char* why, size_t len);
 int policy_check(const PolicySpec* s, char* why, size_t len);
 /* The shape the opened model has: the spec's own, or hf_dir's config.json with the context cut
  * to shape.n_ctx. 0, or -1 with why. */
-int policy_shape(const PolicySpec* s, GPTConfig* out, char* why, size_t len);
+int policy_shape(const PolicySpec* s, ModelShape* out, char* why, size_t len);
 /* hf_dir/tokenizer.json alone (a family that reads hf_dir), for what counts its tokens; NULL with why. */
 Tokenizer* policy_tokenizer_load(const PolicySpec* s, char* why, size_t len);
 /* The spec of the model in Hugging Face directory dir itself (its family, no model.init), at

@@ -6,7 +6,7 @@
 #ifndef SAPO_MODEL_RECOMPUTE_H
 #define SAPO_MODEL_RECOMPUTE_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/sampler.h"
 
 /* prompt: plen >= 1 tokens as generation fed them (its PromptCodec's: BOS first for the

@@ -7,7 +7,7 @@
 #include "core/check.h"
 #include "core/fnv1a.h"
 #include "model/text/bpe_tokenizer.h"
-#include "model/gpt.h"
+#include "model/model.h"
 
 int tok_encode(const char* text, int* out, int max_tokens) {
     int n = 0;

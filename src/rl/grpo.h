@@ -9,7 +9,7 @@
 #ifndef SAPO_RL_GRPO_H
 #define SAPO_RL_GRPO_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "rl/pack.h"
 
 typedef struct {

@@ -6,7 +6,7 @@
 #ifndef SAPO_RL_PACK_H
 #define SAPO_RL_PACK_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 /* A prompt and n completions that share it, as text (a byte-level model's tokens are its
  * bytes) or, when prompt_ids is set, as the model's token ids (a BPE model's: the text

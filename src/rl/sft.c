@@ -7,7 +7,7 @@
 
 #include "core/check.h"
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 int seq_pack(const char* prompt, const char* completion, int append_eos, int T, int* in, int* tg) {
     size_t plen = strlen(prompt), clen = strlen(completion);

@@ -4,7 +4,7 @@
 #ifndef SAPO_RL_SFT_H
 #define SAPO_RL_SFT_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "rl/pack.h"
 
 typedef struct {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "rl/sft.h"
 
 typedef struct {

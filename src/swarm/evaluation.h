@@ -8,7 +8,7 @@
 #include "core/rng.h"
 #include "model/generate.h"
 #include "model/prompt_codec.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "swarm/evalset.h"
 
 /* Answers es's questions with m (all of them in one call, the model splitting them into

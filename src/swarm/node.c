@@ -57,7 +57,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
                                     sizeof n->exchange_info);
     if (n->sw.sync.method != SYNC_NONE && transport_p2p(n->transport))
         n->sync_p2p = sync_p2p_create(comm, n->netem, rank, &n->sw.sync, transport_p2p(n->transport));
-    GPTConfig g = n->set.model;
+    ModelShape g = n->set.model;
     const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
     n->cap = node_model_capacity(&n->sw, &rs->node[rank]);

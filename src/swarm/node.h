@@ -11,7 +11,7 @@
 
 #include "core/config_enums.h" /* ExternalWeighting: how received groups are trained */
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "rl/grpo.h"
 #include "swarm/evalset.h"
 #include "swarm/net/netem.h"

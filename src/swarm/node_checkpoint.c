@@ -67,7 +67,7 @@ static FILE* state_open(const char* path, int rank, int rounds_done, double* tot
     return f;
 }
 
-int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const GPTConfig* shape, int n_totals,
+int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const ModelShape* shape, int n_totals,
                            char* err, size_t errlen) {
     char model[1100], state[1100];
     paths(run_dir, rank, rounds_done, model, state, sizeof model);

@@ -18,7 +18,7 @@ int node_checkpoint_load(SwarmNode* n, const char* run_dir, int rounds_done, dou
 /* Checks, without building the node, that node `rank`'s checkpoint after rounds_done rounds
  * is there and whole: its model file (checkpoint_verify against `shape`, payload and checksum
  * included) and its state file's header and totals. 0, or -1 with a line naming the file. */
-int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const GPTConfig* shape, int n_totals,
+int node_checkpoint_verify(const char* run_dir, int rank, int rounds_done, const ModelShape* shape, int n_totals,
                            char* err, size_t errlen);
 /* Removes this node's checkpoints older than keep_from (rounds done). */
 void node_checkpoint_prune(const char* run_dir, int rank, int keep_from);

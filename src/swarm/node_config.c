@@ -48,12 +48,12 @@ static int sync_config_check(const RunSettings* rs, char* err, size_t errlen) {
     const char* name = s->method == SYNC_DILOCO ? "diloco" : "noloco";
     if (s->method == SYNC_NOLOCO && s->group > rs->n_nodes)
         return set_error(err, errlen, "sync.group = %d exceeds the swarm's %d nodes", s->group, rs->n_nodes);
-    const GPTConfig* g0 = &rs->node[0].model;
+    const ModelShape* g0 = &rs->node[0].model;
     size_t a[MODEL_MAX_TENSORS], b[MODEL_MAX_TENSORS];
     gpt_tensor_sizes(g0, a);
     int n0 = model_family(g0->family)->n_tensors;
     for (int k = 1; k < rs->n_nodes; k++) {
-        const GPTConfig* g = &rs->node[k].model;
+        const ModelShape* g = &rs->node[k].model;
         if (g->family != g0->family)
             return set_error(err, errlen,
                              "sync.method = %s averages weights, so every node must hold one model family: node 0 is "
@@ -95,7 +95,7 @@ int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
         PolicySpec spec = node_policy_spec(ns);
         char why[1024];
         if (policy_check(&spec, why, sizeof why)) return set_error(err, errlen, "node %d: %s", k, why);
-        GPTConfig g = ns->model;
+        ModelShape g = ns->model;
         long max_new = ns->gen.max_new_tokens;
         if (g.n_ctx < max_new + 16)
             return set_error(err, errlen, "node %d: model.n_ctx = %d leaves no room for prompts beside gen.max_new_tokens = %ld",
@@ -113,7 +113,7 @@ int node_init_verify(const NodeSettings* ns, int rank, char* err, size_t errlen)
 }
 
 ModelCapacity node_model_capacity(const SwarmSettings* sw, const NodeSettings* ns) {
-    GPTConfig g = ns->model;
+    ModelShape g = ns->model;
     int I = ns->n_local, J = ns->n_external, L = ns->n_completions, max_new = ns->gen.max_new_tokens;
     int eval_q = sw->eval_questions, micro = ns->micro_tokens;
     int eval_chunk = eval_q < 16 ? eval_q : 16;
@@ -125,7 +125,7 @@ ModelCapacity node_model_capacity(const SwarmSettings* sw, const NodeSettings* n
  * generator's JSON (at most a prompt's n_ctx bytes, twice for config and metadata), and per
  * completion its text (up to 4 bytes per token), the byte log-probs (4 per byte), the token
  * ids and their log-probs (8 per token) and the allocator's headers. */
-static double group_bytes(const GPTConfig* g, int completions, int max_new) {
+static double group_bytes(const ModelShape* g, int completions, int max_new) {
     return 2.0 * g->n_ctx + 256 + completions * (max_new * (4.0 + 16.0 + 8.0) + 96.0);
 }
 
@@ -175,7 +175,7 @@ static ModelCapacity capacity_written(const ModelCapacity* cap, const NodeSettin
 }
 
 NodeMemoryTerms node_memory_terms(const SwarmSettings* sw, const NodeSettings* ns, int n_nodes) {
-    GPTConfig g = ns->model;
+    ModelShape g = ns->model;
     ModelCapacity allocated = node_model_capacity(sw, ns);
     ModelCapacity cap = capacity_written(&allocated, ns, prompt_tokens_expected(sw, ns));
     NodeMemoryTerms t = {0};

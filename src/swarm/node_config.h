@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "model/gpt.h"
+#include "model/model.h"
 #include "swarm/node_settings.h"
 
 /* Checks, on every node's settings, what would stop a run later (I + J = groups, the init

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #ifdef SAPO_HAVE_NCCL
 #include "swarm/net/nccl_allgather.h"
 #include "swarm/net/nccl_init.h"

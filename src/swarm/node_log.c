@@ -36,7 +36,7 @@ H5Log* node_log_create(const char* path, const char* config_ini, const NodeSetti
     node_log_columns(cols, labels);
     H5Log* log = h5log_create(path, cols, NODE_LOG_COLUMNS, err, errlen);
     if (!log) return NULL;
-    GPTConfig g = ns->model;
+    ModelShape g = ns->model;
     int rc = h5log_set_attr_string(log, "config", config_ini, err, errlen) ||
              h5log_set_attr_int(log, "rank", rank, err, errlen) ||
              h5log_set_attr_int(log, "n_nodes", n_nodes, err, errlen) ||

@@ -117,7 +117,7 @@ void run_settings_read_model_shapes(RunSettings* rs) {
     for (int k = 0; k < rs->n_nodes; k++) {
         NodeSettings* n = &rs->node[k];
         PolicySpec spec = node_policy_spec(n);
-        GPTConfig h;
+        ModelShape h;
         char err[512];
         if (policy_reads_hf_dir(&spec) && *n->hf_dir && policy_shape(&spec, &h, err, sizeof err) == 0) n->model = h;
     }

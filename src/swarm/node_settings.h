@@ -14,7 +14,7 @@
 #include "core/config.h"
 #include "core/config_enums.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/policy.h"
 #include "rl/grpo.h"
 #include "rl/weighting.h"
@@ -52,7 +52,7 @@ typedef struct {
 } SwarmSettings;
 
 typedef struct {
-    GPTConfig model;
+    ModelShape model;
     BackendChoice backend;   /* model.backend, for model_backend_for */
     const char* init;        /* model.init; "" = random init */
     ModelFamilyId family;    /* model.family; a llama node's .model: see run_settings_read_model_shapes */

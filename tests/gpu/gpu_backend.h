@@ -5,7 +5,7 @@
 #ifndef SAPO_TESTS_GPU_BACKEND_H
 #define SAPO_TESTS_GPU_BACKEND_H
 
-#include "model/gpt.h"
+#include "model/model.h"
 
 #ifdef SAPO_TEST_CUDA_EMULATION
 extern const ModelBackend MODEL_BACKEND_CUDA_EMU;

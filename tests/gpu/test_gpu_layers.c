@@ -228,7 +228,7 @@ static void test_decode(void) {
         segs[k] = (Segment){.start = N, .len = len[k], .prefix = prefix[k]};
         N += len[k];
     }
-    long A = packed_att_size(&(GPTConfig){.n_head = NH}, &(PackedBatch){.n_segments = DSEG, .segs = segs});
+    long A = packed_att_size(&(ModelShape){.n_head = NH}, &(PackedBatch){.n_segments = DSEG, .segs = segs});
     float *qkv = host_floats((size_t)N * C3, 1.0f), *out = host_floats((size_t)N * C, 0.0f), *att = host_floats(A, 0.0f);
     (g_det ? attention_forward_det : attention_forward)(out, att, qkv, segs, DSEG, C, NH);
     float* d_qkv = dev(qkv, sizeof(float) * N * C3);

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/llama.h"
 #include "model/llama_loop.h" /* llama_head_chunk */
 #include "../test_assert.h"
@@ -68,8 +68,8 @@ static void check(const char* what, const float* cpu, const float* gpu, size_t n
     EXPECT(d <= tol, "%s: max |diff| %.3g above the tolerance %.3g", what, d, tol);
 }
 
-static GPTConfig shape(int bias, int tied, int n_kv_head, int head_dim) {
-    GPTConfig c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 2, .n_head = 4, .n_kv_head = n_kv_head,
+static ModelShape shape(int bias, int tied, int n_kv_head, int head_dim) {
+    ModelShape c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 2, .n_head = 4, .n_kv_head = n_kv_head,
                    .head_dim = head_dim, .d_model = 36, .d_ff = 44, .n_ctx = 40, .vocab = 83,
                    .rope_theta = 10000.0f, .norm_eps = 1e-5f, .qkv_bias = bias, .o_bias = bias, .tied = tied,
                    .deterministic = g_det};
@@ -101,7 +101,7 @@ static void make_batch(int V, uint64_t seed) {
     g_targets[PK_LEN[0] - 1] = -1; /* a prompt's last token predicts nothing */
 }
 
-static ModelCapacity capacity(const GPTConfig* c) {
+static ModelCapacity capacity(const ModelShape* c) {
     /* above the batch on every axis: strides must come from the batch, not the capacity */
     ModelCapacity cap = {.max_tokens = 80, .max_att = (long)c->n_head * 80 * c->n_ctx, .max_prefixes = 3,
                          .max_rows = 6, .row_ctx = 12};
@@ -268,7 +268,7 @@ static void test_generation(Model* cpu, Model* gpu) {
 
 static void run_shape(const ModelBackend* gpu_be, int bias, int tied, int n_kv_head, int head_dim, float scale,
                       uint64_t seed) {
-    GPTConfig c = shape(bias, tied, n_kv_head, head_dim);
+    ModelShape c = shape(bias, tied, n_kv_head, head_dim);
     ModelCapacity cap = capacity(&c);
     printf("%s mode: %d of %d key/value heads, head_dim %d (d_model %d), biases %s, output %s, logit scale %g\n",
            g_det ? "deterministic" : "default", c.n_kv_head, c.n_head, c.head_dim, c.d_model, bias ? "on" : "off",
@@ -288,7 +288,7 @@ static void run_shape(const ModelBackend* gpu_be, int bias, int tied, int n_kv_h
 /* A vocabulary whose (chunk, V) head buffers hold fewer rows than the batch has (llama_head_chunk:
  * 29 rows of 140000): the gathers, log-probs and scatters of three chunks. */
 static void test_head_chunks(const ModelBackend* gpu_be) {
-    GPTConfig c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 1, .n_head = 2, .n_kv_head = 1, .head_dim = 4,
+    ModelShape c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 1, .n_head = 2, .n_kv_head = 1, .head_dim = 4,
                    .d_model = 8, .d_ff = 8, .n_ctx = 40, .vocab = 140000, .rope_theta = 10000.0f,
                    .norm_eps = 1e-6f, .tied = 0, .deterministic = g_det};
     ModelCapacity cap = capacity(&c);

@@ -35,7 +35,7 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "../test_assert.h"
 
 #include "gpu_backend.h"
@@ -93,7 +93,7 @@ static void same_weights(Model* cpu, Model* gpu, float noise, uint64_t seed) {
 
 static void test_training(const ModelBackend* be) {
     enum { MAXB = 5, B = 4, T = 48 }; /* below capacity on both axes: strides use capacity */
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
     Model* cpu = model_create(&cfg, model_backend_find("cpu"), MAXB, 7);
     Model* gpu = model_create(&cfg, be, MAXB, 7);
     same_weights(cpu, gpu, 0.05f, 11);
@@ -258,7 +258,7 @@ static int pk_segments(Segment segs[PK_SEGS]) {
 }
 
 static void test_packed(const ModelBackend* be) {
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB};
     /* capacity above the batch on every axis: the strides must use the batch, not the cap */
     ModelCapacity cap = {.max_tokens = 100, .max_att = 4L * 64 * 64, .max_prefixes = 3, .max_rows = 5, .row_ctx = 40};
     Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 7);
@@ -362,7 +362,7 @@ static void test_packed(const ModelBackend* be) {
 /* Four groups of three completions; the capacity holds two groups (six rows) at a time. */
 static void test_generation_groups(const ModelBackend* be) {
     enum { G = 4, L = 3, NEW = 72, STRIDE = 80 };
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
     ModelCapacity cap = {.max_tokens = 128, .max_att = 4L * 128 * 128, .max_prefixes = 2, .max_rows = 2 * L,
                          .row_ctx = NEW};
     Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 23);
@@ -416,7 +416,7 @@ static void test_generation_groups(const ModelBackend* be) {
 
 static void test_generation(const ModelBackend* be) {
     enum { B = 4, MAXB = 6, NEW = 72, STRIDE = 80 };
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
     Model* cpu = model_create(&cfg, model_backend_find("cpu"), MAXB, 21);
     Model* gpu = model_create(&cfg, be, MAXB, 21);
     /* As in tests/unit/test_model_generate.c: larger weights separate the logits so float
@@ -478,7 +478,7 @@ static long bit_diffs(const float* a, const float* b, size_t n, const char* what
 }
 
 static void test_deterministic(const ModelBackend* be) {
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB, .deterministic = 1};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 64, .n_ctx = 64, .vocab = GPT_VOCAB, .deterministic = 1};
     ModelCapacity cap = {.max_tokens = 100, .max_att = 4L * 64 * 64, .max_prefixes = 3, .max_rows = 6, .row_ctx = 40};
     Model* cpu = model_create_cap(&cfg, model_backend_find("cpu"), &cap, 7);
     Model* gpu = model_create_cap(&cfg, be, &cap, 7);

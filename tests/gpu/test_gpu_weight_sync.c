@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "swarm/weight_sync.h"
 #include "../test_assert.h"
 
@@ -23,7 +23,7 @@
 enum { B = 2, T = 24 };
 
 /* Node k: the swarm's initial weights (DiLoCo's one outer copy), Adam moments of its own. */
-static Model* node_model(const GPTConfig* cfg, const ModelBackend* be, int k) {
+static Model* node_model(const ModelShape* cfg, const ModelBackend* be, int k) {
     Model* m = model_create(cfg, be, B, 7);
     for (size_t i = 0; i < m->num_params; i++) {
         m->m_memory[i] = 1e-3f * (float)k;
@@ -55,7 +55,7 @@ int main(void) {
         printf("SKIP: no CUDA backend or no GPU\n");
         return 77;
     }
-    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
     const ModelBackend* cpu_be = model_backend_find("cpu");
     Model *g[2], *c[2];
     WeightSync *wg[2], *wc[2];

@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "model/checkpoint.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/hf_dir.h"
 
 int main(int argc, char** argv) {
     char err[512];
     if (argc == 3 && !strcmp(argv[1], "--byte-gpt-ckpt")) {
-        GPTConfig g = {.n_layer = 1, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB};
+        ModelShape g = {.n_layer = 1, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB};
         Model* m = model_create(&g, model_backend_find("cpu"), 1, 1);
         int rc = checkpoint_save(m, argv[2], 0, err, sizeof err);
         if (rc) fprintf(stderr, "tool_hf_roundtrip: %s\n", err);
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         ids[T] = (int)strtol(p, &end, 10);
         p = *end == ',' ? end + 1 : end;
     }
-    GPTConfig cfg;
+    ModelShape cfg;
     if (hf_config_read(src, &cfg, err, sizeof err)) {
         fprintf(stderr, "tool_hf_roundtrip: %s\n", err);
         return 2;

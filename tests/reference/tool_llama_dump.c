@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     }
     int det = argc == 5;
     char err[512];
-    GPTConfig cfg;
+    ModelShape cfg;
     if (hf_model_shape(argv[1], 0, det, &cfg, err, sizeof err)) sapo_die("%s", err);
     FILE* in = fopenCheck(argv[2], "rb");
     LmGroup g[64];

@@ -11,7 +11,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "rl/grpo.h"
 #include "rl/pack.h"
 #include "rl/sft.h"
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     enum { B = 3, T = 12, STEPS = 5 };
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 16, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 16, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), B, 1234);
     RngStream rng = rng_stream(99, 0, 0, RNG_TEST);
     int in[B * T], tg[B * T];

@@ -8,11 +8,11 @@
 
 #include "core/rng.h"
 #include "model/checkpoint.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "../test_assert.h"
 
 enum { B = 2, T = 9 };
-static GPTConfig CFG = {.n_layer = 2, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
+static ModelShape CFG = {.n_layer = 2, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
 static int IN[B * T], TG[B * T];
 
 static void train_steps(Model* m, int n) {
@@ -125,7 +125,7 @@ int main(void) {
     write_bytes(bad, "", 0);
     expect_load_error(fresh, bad, "bad magic");
     expect_load_error(fresh, "/nonexistent/dir/model.ckpt", "cannot open");
-    GPTConfig other = CFG;
+    ModelShape other = CFG;
     other.n_layer = 3;
     Model* wrong = model_create(&other, cpu, B, 1);
     expect_load_error(wrong, path, "shape mismatch: file has n_layer=2");

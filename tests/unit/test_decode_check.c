@@ -3,7 +3,7 @@
  * outside the model's capacity, and a cache row used twice in one step; prefill_check rejects too many prompts and a prompt that
  * claims a prefix. */
 #include "model/block_loop.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "../test_assert.h"
 
 enum { N = 3 };
@@ -24,7 +24,7 @@ static Step valid(void) {
 }
 
 /* Expects the step with one field of row `row` changed to fail, naming that row. */
-static void expect_bad(const GPTConfig* c, const ModelCapacity* cap, Step s, int row, const char* what) {
+static void expect_bad(const ModelShape* c, const ModelCapacity* cap, Step s, int row, const char* what) {
     char err[256] = "";
     DecodeStep d = view(&s, N);
     int rc = decode_check(c, cap, &d, err, sizeof err);
@@ -35,7 +35,7 @@ static void expect_bad(const GPTConfig* c, const ModelCapacity* cap, Step s, int
 }
 
 int main(void) {
-    GPTConfig c = {.n_layer = 1, .n_head = 2, .d_model = 8, .n_ctx = 16, .vocab = GPT_VOCAB};
+    ModelShape c = {.n_layer = 1, .n_head = 2, .d_model = 8, .n_ctx = 16, .vocab = GPT_VOCAB};
     ModelCapacity cap = {.max_prefixes = 2, .max_rows = 4, .row_ctx = 8};
     char err[256] = "";
 

@@ -10,7 +10,7 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/tokenizer.h"
 #include "rl/grpo.h"
 #include "rl/pack.h"
@@ -88,7 +88,7 @@ static float digit_share(const char* s) {
 
 static void test_learns(void) {
     enum { G = 8, L = 8, NEW = 8, STEPS = 150 };
-    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), G * L, 3);
     GrpoTrainer* tr = grpo_trainer_create(m, NULL);
     GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .kl = 0.0f, .ppo_epochs = 1};
@@ -176,7 +176,7 @@ static void test_offpolicy_weights(void) {
  * exactly as ratio 1 does. */
 static void test_behaviour_logprobs(void) {
     enum { G = 2, L = 3, NEW = 12, STRIDE = 16 };
-    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), G * L, 9);
     for (size_t i = 0; i < m->num_params; i++) m->params_memory[i] *= 3.0f;
     const char* texts[G] = {"ab:", "q?"};
@@ -259,7 +259,7 @@ static void test_behaviour_logprobs(void) {
  * bit for bit. */
 static void test_ftis_filter(void) {
     enum { L = 4, T = 2 };
-    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), L, 3);
     const char* comp[L] = {"ab", "cd", "ef", "gh"};
     float adv[L] = {1.0f, -1.0f, -0.5f, 0.5f};
@@ -345,7 +345,7 @@ static void test_ftis_filter(void) {
 /* lr warm-up: the first steps move a weight by about lr * (step + 1) / warmup (Adam's
  * first update has magnitude lr per weight). */
 static void test_warmup(void) {
-    GPTConfig cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 16, .n_ctx = 16, .vocab = GPT_VOCAB};
     const char* comp[2] = {"ab", "c"};
     float adv[2] = {1.0f, -1.0f};
     TrainGroup g = {.prompt = "x", .n = 2, .completions = comp, .weights = adv, .behaviour = NULL};

@@ -13,7 +13,7 @@
 
 #include "io/files.h"
 #include "io/safetensors.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/hf_dir.h"
 #include "model/llama.h"
 #include "../test_assert.h"
@@ -42,7 +42,7 @@ static void write_text(const char* dir, const char* file, const char* text) {
     "\"intermediate_size\": 96, \"vocab_size\": 300, \"max_position_embeddings\": 128"
 
 /* config.json `{"architectures": [ARCH], SHAPE, extra}` must read, filling cfg. */
-static int read_cfg(const char* arch, const char* extra, GPTConfig* cfg, char* err, size_t errlen) {
+static int read_cfg(const char* arch, const char* extra, ModelShape* cfg, char* err, size_t errlen) {
     static int n = 0;
     char name[32], text[1024];
     snprintf(name, sizeof name, "cfg%d", n++);
@@ -53,7 +53,7 @@ static int read_cfg(const char* arch, const char* extra, GPTConfig* cfg, char* e
 }
 
 static void expect_refused(const char* arch, const char* extra, const char* fragment) {
-    GPTConfig c;
+    ModelShape c;
     char err[512] = "";
     EXPECT(read_cfg(arch, extra, &c, err, sizeof err) != 0, "accepted %s {%s}", arch, extra);
     EXPECT_MSG(err, "config.json: ");
@@ -62,7 +62,7 @@ static void expect_refused(const char* arch, const char* extra, const char* frag
 }
 
 static void test_config(void) {
-    GPTConfig c;
+    ModelShape c;
     char err[512] = "";
     EXPECT(read_cfg("LlamaForCausalLM", "", &c, err, sizeof err) == 0, "llama: %s", err);
     EXPECT(c.family == MODEL_FAMILY_LLAMA && c.d_model == 64 && c.n_layer == 2 && c.n_head == 4 && c.d_ff == 96 &&
@@ -128,7 +128,7 @@ static void test_config(void) {
     EXPECT_MSG(err, "empty/config.json: cannot read");
 }
 
-static const GPTConfig TINY = {.n_layer = 2,
+static const ModelShape TINY = {.n_layer = 2,
                                .n_head = 4,
                                .d_model = 32,
                                .n_ctx = 16,
@@ -143,7 +143,7 @@ static const GPTConfig TINY = {.n_layer = 2,
                                .o_bias = 0,
                                .tied = 0};
 
-static Model* tiny_model(const GPTConfig* c, uint64_t seed) {
+static Model* tiny_model(const ModelShape* c, uint64_t seed) {
     ModelCapacity cap = {.max_tokens = 4, .max_att = 64, .max_prefixes = 1, .max_rows = 1, .row_ctx = 4};
     Model* m = model_create_cap(c, model_backend_find("cpu"), &cap, seed);
     /* make every bias and norm weight non-trivial, so a swapped index shows */
@@ -203,7 +203,7 @@ static void test_weights(void) {
     const char* out = dir_of("export/nested"); /* hf_export creates missing parents too */
     rmdir(out);
     EXPECT(hf_export(a, out, NULL, err, sizeof err) == 0, "export: %s", err);
-    GPTConfig back;
+    ModelShape back;
     EXPECT(hf_config_read(out, &back, err, sizeof err) == 0, "config.json reads back: %s", err);
     EXPECT(!memcmp(&back, &TINY, sizeof back), "config.json reads back as the same shape");
 
@@ -251,7 +251,7 @@ static void test_weights(void) {
     EXPECT(hf_load_weights(b, bad, err, sizeof err) == 0, "inv_freq ignored: %s", err);
 
     /* a tied model ignores lm_head.weight in the file */
-    GPTConfig tied = TINY;
+    ModelShape tied = TINY;
     tied.tied = 1;
     Model* t = tiny_model(&tied, 9);
     EXPECT(hf_load_weights(t, out, err, sizeof err) == 0, "tied model, file with lm_head: %s", err);
@@ -269,7 +269,7 @@ static void test_weights(void) {
 
     /* hf_tensor_count is what hf_tensor_views fills, for each combination of biases and tying */
     for (int k = 0; k < 8; k++) {
-        GPTConfig v = TINY;
+        ModelShape v = TINY;
         v.qkv_bias = k & 1;
         v.o_bias = (k >> 1) & 1;
         v.tied = (k >> 2) & 1;
@@ -288,7 +288,7 @@ static void test_weights(void) {
     }
 
     /* an o_proj bias without q/k/v biases has no HF class */
-    GPTConfig ob = TINY;
+    ModelShape ob = TINY;
     ob.qkv_bias = 0;
     ob.o_bias = 1;
     Model* o = tiny_model(&ob, 10);

@@ -11,20 +11,20 @@
 
 #include "core/rng.h"
 #include "model/family.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/llama.h"
 #include "../test_assert.h"
 
 enum { V = 61, P = 5, C1 = 3, C2 = 4, N = P + C1 + C2, SAMPLES = 10 };
 
-static GPTConfig shape(int bias, int tied, int det) {
-    GPTConfig c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 2, .n_head = 4, .n_kv_head = 2, .head_dim = 6,
+static ModelShape shape(int bias, int tied, int det) {
+    ModelShape c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 2, .n_head = 4, .n_kv_head = 2, .head_dim = 6,
                    .d_model = 20, .d_ff = 28, .n_ctx = 24, .vocab = V, .rope_theta = 10000.0f, .norm_eps = 1e-5f,
                    .qkv_bias = bias, .o_bias = bias, .tied = tied, .deterministic = det};
     return c;
 }
 
-static Model* perturbed(const GPTConfig* c, uint64_t seed) {
+static Model* perturbed(const ModelShape* c, uint64_t seed) {
     ModelCapacity cap = model_capacity_dense(c, 4);
     Model* m = model_create_cap(c, model_backend_find("cpu"), &cap, seed);
     RngStream rng = rng_stream(seed, 1, 0, RNG_TEST);
@@ -58,7 +58,7 @@ static void make_batch(uint64_t seed) {
 }
 
 static void gradcheck(int bias, int tied) {
-    GPTConfig c = shape(bias, tied, 0);
+    ModelShape c = shape(bias, tied, 0);
     Model* m = perturbed(&c, 3 + bias + 2 * tied);
     float lp[N];
     model_zero_grad(m);
@@ -99,7 +99,7 @@ static void gradcheck(int bias, int tied) {
 
 /* Completion k of the packed batch run alone as one segment [prompt | completion]. */
 static void packed_equals_alone(int det) {
-    GPTConfig c = shape(1, 0, det);
+    ModelShape c = shape(1, 0, det);
     Model* m = perturbed(&c, 17);
     float lp[N], alone[P + C2];
     loss_of(m, lp);
@@ -124,7 +124,7 @@ static void packed_equals_alone(int det) {
 /* Prefill the prompt but its last token, then decode [last prompt token, completion...]:
  * the logits of every decode step equal the forward's logits of the same positions. */
 static void decode_equals_forward(int det) {
-    GPTConfig c = shape(1, 1, det);
+    ModelShape c = shape(1, 1, det);
     ModelCapacity cap = model_capacity_dense(&c, 4);
     Model* m = model_create_cap(&c, model_backend_find("cpu"), &cap, 5);
     RngStream rng = rng_stream(5, 1, 0, RNG_TEST);
@@ -153,7 +153,7 @@ static void decode_equals_forward(int det) {
 }
 
 static void deterministic_repeats(void) {
-    GPTConfig c = shape(1, 0, 1), f = shape(1, 0, 0);
+    ModelShape c = shape(1, 0, 1), f = shape(1, 0, 0);
     Model *a = perturbed(&c, 31), *b = perturbed(&c, 31), *fast = perturbed(&f, 31);
     /* the two modes initialise differently (normal_det): give the default model a's weights */
     memcpy(fast->params_memory, a->params_memory, a->num_params * sizeof(float));
@@ -180,7 +180,7 @@ static void deterministic_repeats(void) {
 
 static void shape_checks(void) {
     char err[256];
-    GPTConfig c = shape(0, 0, 0);
+    ModelShape c = shape(0, 0, 0);
     c.n_kv_head = 3;
     EXPECT(gpt_config_check(&c, err, sizeof err) != 0, "n_head 4 with 3 kv heads accepted");
     EXPECT_MSG(err, "multiple of n_kv_head");

@@ -20,7 +20,7 @@
 #include "model/det_math.h"
 #include "model/det_matmul.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/recompute.h"
 #include "model/tokenizer.h"
 #include "rl/pack.h"
@@ -93,14 +93,14 @@ static void test_gemm(void) {
     EXPECT(bad == 0, "%d of 60 products differ from the one-chain definition", bad);
 }
 
-static const GPTConfig SHAPE = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
+static const ModelShape SHAPE = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
 static const char* PROMPTS[2] = {"What is 12+30?\n", "A longer question, with some words in it?\n"};
 static const char* CA[3] = {"<answer>42</answer>", "4", "<answer>41"};
 static const char* CB[2] = {"x", "<answer>no</answer>"};
 static const float WA[3] = {1.2f, -0.3f, -0.9f}, WB[2] = {0.7f, -0.7f};
 
 static Model* make(int det, uint64_t seed) {
-    GPTConfig c = SHAPE;
+    ModelShape c = SHAPE;
     c.deterministic = det;
     ModelCapacity cap = model_capacity_dense(&c, 8);
     return model_create_cap(&c, model_backend_find("cpu"), &cap, seed);
@@ -199,7 +199,7 @@ static void test_decode_equals_forward(void) {
 /* A fixed tiny model from the deterministic init: generation, then 3 AdamW steps with
  * clipping; digest over the weights, both moments, the log-probs and the sampled tokens. */
 static uint64_t golden_run(void) {
-    GPTConfig c = {.n_layer = 2, .n_head = 2, .d_model = 16, .n_ctx = 48, .vocab = GPT_VOCAB, .deterministic = 1};
+    ModelShape c = {.n_layer = 2, .n_head = 2, .d_model = 16, .n_ctx = 48, .vocab = GPT_VOCAB, .deterministic = 1};
     ModelCapacity cap = model_capacity_dense(&c, 8);
     Model* m = model_create_cap(&c, model_backend_find("cpu"), &cap, 2024);
     uint64_t h = FNV1A_OFFSET;

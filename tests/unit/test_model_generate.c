@@ -7,7 +7,7 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/sampler.h"
 #include "../test_assert.h"
 
@@ -56,7 +56,7 @@ static void test_sampler_frequencies(void) {
 }
 
 int main(void) {
-    GPTConfig cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
+    ModelShape cfg = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 128, .vocab = GPT_VOCAB};
     Model* m = model_create(&cfg, model_backend_find("cpu"), B, 21);
     RngStream wr = rng_stream(5, 0, 0, RNG_TEST);
     /* Larger weights separate the logits, so float rounding cannot flip a greedy choice. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "core/rng.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "../test_assert.h"
 
 enum { B = 2, T = 7, SAMPLES = 12 };
@@ -21,7 +21,7 @@ static double loss_of(Model* m, const int* in, const int* tg, const float* w, fl
 
 static void gradcheck(int det) {
     printf("-- %s numerics\n", det ? "deterministic" : "default");
-    GPTConfig cfg = {.n_layer = 2, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB, .deterministic = det};
+    ModelShape cfg = {.n_layer = 2, .n_head = 2, .d_model = 8, .n_ctx = 8, .vocab = GPT_VOCAB, .deterministic = det};
     Model* m = model_create(&cfg, model_backend_find("cpu"), B, 5);
     RngStream rng = rng_stream(11, 0, 0, RNG_TEST);
     /* Larger weights than the GPT-2 init so every path carries a visible gradient. */

@@ -9,14 +9,14 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/tokenizer.h"
 #include "rl/grpo.h"
 #include "rl/pack.h"
 #include "rl/sft.h"
 #include "../test_assert.h"
 
-static const GPTConfig CFG = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
+static const ModelShape CFG = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
 
 /* Three groups: an ordinary prompt, an empty prompt (no prompt segment at all), and a long
  * prompt whose longest completion pushes it against n_ctx (its beginning is cut). */

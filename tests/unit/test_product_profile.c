@@ -9,12 +9,12 @@
 
 #include "core/rng.h"
 #include "model/generate.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/product_profile.h"
 #include "model/tokenizer.h"
 #include "../test_assert.h"
 
-static const GPTConfig CFG = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
+static const ModelShape CFG = {.n_layer = 2, .n_head = 4, .d_model = 32, .n_ctx = 64, .vocab = GPT_VOCAB};
 
 /* a prompt of 5 tokens, two completions continuing it (3 and 4 tokens), a lone row of 6 */
 static const Segment SEGS[4] = {{0, 5, -1}, {5, 3, 0}, {8, 4, 0}, {12, 6, -1}};

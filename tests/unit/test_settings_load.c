@@ -45,7 +45,7 @@ int main(void) {
     Config* cfg = load(root, 64, 0, &set, err, sizeof err);
     EXPECT(cfg != NULL, "settings_load refused: %s", err);
     if (cfg) {
-        GPTConfig g = set.node[0].model;
+        ModelShape g = set.node[0].model;
         EXPECT(g.d_model == 48 && g.n_layer == 3 && g.n_head == 4 && g.vocab == 300,
                "shape d_model %d n_layer %d n_head %d vocab %d, expected the directory's 48 3 4 300", g.d_model,
                g.n_layer, g.n_head, g.vocab);

@@ -66,7 +66,7 @@ int main(void) {
     RolloutGroup rg = {.n_completions = 1, .completions = comps, .tokenizer = fp, .vocab = vocab, .n_tokens = n_tok,
                        .token_ids = ids, .token_logprobs = lpv};
     /* a tiny llama model of this vocabulary, to pack the groups as training would */
-    GPTConfig c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 1, .n_head = 2, .n_kv_head = 1, .head_dim = 4,
+    ModelShape c = {.family = MODEL_FAMILY_LLAMA, .n_layer = 1, .n_head = 2, .n_kv_head = 1, .head_dim = 4,
                    .d_model = 8, .d_ff = 8, .n_ctx = 256, .vocab = vocab, .rope_theta = 1e4f, .norm_eps = 1e-5f};
     ModelCapacity cap = model_capacity_dense(&c, 1);
     Model* m = model_create_empty(&c, model_backend_find("cpu"), &cap);

@@ -11,7 +11,7 @@
 #include "../test_assert.h"
 #include "io/files.h"
 #include "model/text/chat_prompt.h"
-#include "model/gpt.h"
+#include "model/model.h"
 #include "model/tokenizer.h"
 
 static char dir[] = "/tmp/sapo_tok_XXXXXX";
