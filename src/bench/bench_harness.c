@@ -195,7 +195,29 @@ int bench_work_dir(const char* name, char* dir, size_t n) {
     return mkdtemp(dir) ? 0 : -1;
 }
 
-void bench_ratio(char* buf, size_t n, int ok, double num, double den) {
-    if (ok) snprintf(buf, n, "%.2fx", num / den);
-    else snprintf(buf, n, "-");
+void bench_table_header(const char* first) {
+    printf("# x torch: how many times better ours is, tok/s ours / torch, seconds and MB torch / ours\n");
+    printf("# %-13s %-12s %10s %9s %9s %9s %10s %9s %9s %9s %8s\n", first, "phase", "tok/s", "avg", "min", "max",
+           "torch t/s", "t avg", "t min", "t max", "x torch");
+}
+
+/* A side's four cells into c; 0 when it has no average. */
+static int side_cells(char c[4][24], const BenchTiming* t, double work, int decimals) {
+    const double v[4] = {work > 0 ? work / t->avg : NAN, t->avg, t->min, t->max};
+    for (int i = 0; i < 4; i++) {
+        if (t->repeats > 0 && !isnan(v[i])) snprintf(c[i], sizeof c[i], "%.*f", i ? decimals : 1, v[i]);
+        else snprintf(c[i], sizeof c[i], "-");
+    }
+    return t->repeats > 0 && t->avg > 0;
+}
+
+void bench_row(const char* name, const char* phase, const BenchTiming* ours, const BenchTiming* torch,
+               double ours_work, double torch_work, int decimals) {
+    char a[4][24], b[4][24], ratio[24] = "-";
+    int ok = side_cells(a, ours, ours_work, decimals) & side_cells(b, torch, torch_work, decimals) &
+             ((ours_work > 0) == (torch_work > 0));
+    if (ok) snprintf(ratio, sizeof ratio, "%.2fx", ours_work > 0 ? ours_work / ours->avg / (torch_work / torch->avg)
+                                                                  : torch->avg / ours->avg);
+    printf("%-15s %-12s %10s %9s %9s %9s %10s %9s %9s %9s %8s\n", name, phase, a[0], a[1], a[2], a[3], b[0], b[1], b[2],
+           b[3], ratio);
 }

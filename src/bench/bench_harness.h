@@ -3,7 +3,7 @@
  * engine and its JSON form, a side run in a child process of its own (so neither side's
  * memory mixes into the other's peak) and the ours.json it leaves, the thread count the
  * sides' processes get, the JSON files and JSON lines the sides exchange, a fresh work
- * directory, and the ratio cell of the ours-against-torch tables. Each benchmark keeps only its own
+ * directory, and the rows of the ours-against-torch tables. Each benchmark keeps only its own
  * work, options and rows (bench_model.c, bench_round.c, bench_llama.c). */
 #ifndef SAPO_BENCH_BENCH_HARNESS_H
 #define SAPO_BENCH_BENCH_HARNESS_H
@@ -68,7 +68,13 @@ int bench_json_lines(const char* cmd, int (*on_line)(const char* what, cJSON* j,
 /* A fresh directory $TMPDIR/NAME-XXXXXX (TMPDIR unset or empty: /tmp) into dir: 0, or -1
  * (errno set; dir holds the template tried). */
 int bench_work_dir(const char* name, char* dir, size_t n);
-/* The ratio cell of a table: "%.2fx" of num / den when ok, else "-". */
-void bench_ratio(char* buf, size_t n, int ok, double num, double den);
+/* The ours-against-PyTorch table of every benchmark, one format: the column header (first:
+ * "model" or "config"), then one row per phase with, per side, the rate work / avg (tok/s; "-"
+ * when work is 0, a row without a rate) and avg / min / max ("-" where NaN or the side did not
+ * run: repeats 0), each to `decimals`, then how many times better ours is: rates ours / torch,
+ * else torch / ours of the averages (seconds, MB). */
+void bench_table_header(const char* first);
+void bench_row(const char* name, const char* phase, const BenchTiming* ours, const BenchTiming* torch,
+               double ours_work, double torch_work, int decimals);
 
 #endif

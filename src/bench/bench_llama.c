@@ -441,35 +441,8 @@ static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide*
     if (bench_json_lines(cmd, torch_line, &lines) > 0) fprintf(stderr, LB_ERR "the PyTorch side of %s failed (%s)\n", r->shape->name, cmd);
 }
 
-/* ---- the table ---------------------------------------------------------------------- */
-
-static void cell_time(char* buf, size_t n, const BenchTiming* t, double tokens) {
-    if (t->repeats > 0 && t->avg > 0)
-        snprintf(buf, n, "%10.1f %8.4f %8.4f %8.4f", tokens / t->avg, t->avg, t->min, t->max);
-    else
-        snprintf(buf, n, "%10s %8s %8s %8s", "-", "-", "-", "-");
-}
-
-static void row_print(const char* name, const char* phase, const BenchTiming* a, double a_tok, const BenchTiming* b,
-                      double b_tok) {
-    char ca[64], cb[64], ratio[16];
-    cell_time(ca, sizeof ca, a, a_tok);
-    cell_time(cb, sizeof cb, b, b_tok);
-    bench_ratio(ratio, sizeof ratio, a->repeats > 0 && b->repeats > 0 && b->avg > 0 && a->avg > 0, a_tok / a->avg,
-                b_tok / b->avg);
-    printf("%-15s %-9s %s %s %8s\n", name, phase, ca, cb, ratio);
-}
-
-static void rss_row(const char* name, double ours_kb, double torch_kb) {
-    char a[16], b[16], ratio[16];
-    if (ours_kb > 0) snprintf(a, sizeof a, "%.0f", ours_kb / 1024.0);
-    else snprintf(a, sizeof a, "-");
-    if (torch_kb > 0) snprintf(b, sizeof b, "%.0f", torch_kb / 1024.0);
-    else snprintf(b, sizeof b, "-");
-    bench_ratio(ratio, sizeof ratio, ours_kb > 0 && torch_kb > 0, ours_kb, torch_kb);
-    printf("%-15s %-9s %10s %8s %8s %8s %10s %8s %8s %8s %8s\n", name, "rss_mb", a, "-", "-", "-", b, "-", "-", "-",
-           ratio);
-}
+/* A side's peak RSS in MB as a one-value timing (repeats 0 when there is none). */
+static BenchTiming rss_mb(double kb) { return (BenchTiming){kb / 1024.0, NAN, NAN, kb > 0}; }
 
 /* ---- one shape ---------------------------------------------------------------------- */
 
@@ -523,9 +496,10 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
     int failed = c_side(&r, o, &ours) != 0;
     if (!failed && o->torch) torch_side(&r, o, &torch);
 
-    row_print(sh->name, "train", &ours.train, ours.train_tokens, &torch.train, torch.train_tokens);
-    row_print(sh->name, "generate", &ours.gen, ours.gen_tokens, &torch.gen, torch.gen_tokens);
-    rss_row(sh->name, ours.peak_kb, torch.peak_kb);
+    bench_row(sh->name, "train", &ours.train, &torch.train, ours.train_tokens, torch.train_tokens, 4);
+    bench_row(sh->name, "generate", &ours.gen, &torch.gen, ours.gen_tokens, torch.gen_tokens, 4);
+    BenchTiming rss_ours = rss_mb(ours.peak_kb), rss_torch = rss_mb(torch.peak_kb);
+    bench_row(sh->name, "rss_mb", &rss_ours, &rss_torch, 0, 0, 0);
     double est = model_memory_bytes(c, &r.cap), gib = 1024.0 * 1024.0 * 1024.0;
     printf("# %s: model_memory_bytes %.0f MB = %.2f GiB (capacity %d tokens, %ld att, %d prompts x %d rows, row_ctx %d,"
            " n_ctx %d%s) vs peak RSS %.0f MB = %.2f GiB (%.0f MB from the end of loading on): one rank training %d x %d"
@@ -691,11 +665,10 @@ int bench_llama_main(int argc, char** argv) {
     printf("# generate = %d prompt(s) of %d tokens, %d completions each of %d new tokens (temperature 1, no end "
            "token), each prompt's %d rows decoded together with the KV cache, prompts one after another\n",
            o.gen_prompts, o.prompt, o.completions, o.new_tokens, o.completions);
-    printf("# tok/s counts the same tokens on both sides (train: prompts once + completions); "
-           "x torch = ours / torch (rss_mb: ours / torch, lower is leaner)\n");
+    printf("# tok/s counts the same tokens on both sides (train: prompts once + completions)\n");
     printf("# %s\n", openblas_get_config());
-    printf("#\n# %-13s %-9s %10s %8s %8s %8s %10s %8s %8s %8s %8s\n", "model", "phase", "tok/s", "avg s", "min s",
-           "max s", "torch t/s", "t avg s", "t min s", "t max s", "x torch");
+    printf("#\n");
+    bench_table_header("model");
     fflush(stdout);
     int rc = 0;
     for (int i = 0; i < n_shapes; i++) {

@@ -60,32 +60,33 @@ static void generate_batch(void* arg) {
                                    s->out, s->out_lens);
 }
 
-/* One JSON line of the PyTorch side: tok/s of "train" or "generate" into rates[0] or [1]. */
+/* The PyTorch side's timings and tokens of [0] train and [1] generate (repeats 0: none). */
+typedef struct {
+    BenchTiming t[2];
+    double tokens[2];
+    int repeats;
+} TorchSide;
+
 static int torch_line(const char* what, cJSON* j, void* arg) {
-    double* rates = arg;
-    double avg = bench_num(j, "avg"), rate = bench_num(j, "tokens") / avg;
-    if (avg > 0 && !strcmp(what, "train")) rates[0] = rate;
-    if (avg > 0 && !strcmp(what, "generate")) rates[1] = rate;
+    TorchSide* t = arg;
+    int k = !strcmp(what, "train") ? 0 : !strcmp(what, "generate") ? 1 : -1;
+    if (k >= 0) {
+        t->t[k] = bench_timing_read(j, t->repeats);
+        t->tokens[k] = bench_num(j, "tokens");
+    }
     return 0;
 }
 
-/* Runs the PyTorch side; fills rates with tok/s for "train" and "generate" (left 0 when unavailable). */
-static void torch_rates(const BenchSize* z, const BenchOptions* o, double rates[2]) {
-    const char* py = bench_python();
+/* Runs the PyTorch side into t. */
+static void torch_side(const BenchSize* z, const BenchOptions* o, TorchSide* t) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s %s/" BENCH_SCRIPTS_DIR "/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
              "--prompt %d --new %d --warmup %d --repeats %d --threads %d --device %s",
-             py, SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt, o->new_tokens,
-             o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");
-    if (bench_json_lines(cmd, torch_line, rates) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
-}
-
-/* The last two columns of a row: PyTorch's tokens/s and ours over it, or "-" where PyTorch
- * did not run (--no-torch, deterministic rows, a failed script). */
-static void torch_columns(char* buf, size_t n, double ours, double torch) {
-    if (torch > 0) snprintf(buf, n, "%10.0f %7.2fx", torch, ours / torch);
-    else snprintf(buf, n, "%10s %8s", "-", "-");
+             bench_python(), SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt,
+             o->new_tokens, o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");
+    t->repeats = o->repeats;
+    if (bench_json_lines(cmd, torch_line, t) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
 }
 
 /* One size in one numerics mode, its two rows printed; rates gets train and generate tok/s. */
@@ -129,28 +130,20 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
     BenchTiming gen = bench_time(generate_batch, &s, 0, o->repeats);
     double gen_tps = s.generated / (gen.avg * o->repeats);
 
-    double torch[2] = {0.0, 0.0};
-    if (o->torch && !det) torch_rates(z, o, torch);
+    TorchSide torch = {0};
+    if (o->torch && !det) torch_side(z, o, &torch);
     rates[0] = train_tps;
     rates[1] = gen_tps;
 
     char name[48];
     snprintf(name, sizeof name, "L%d H%d C%d%s", z->layers, z->heads, z->dmodel, det ? " det" : "");
-    double gflops = train_flops / train.avg / 1e9;
-    double mm_gflops = sgemm_s > 0 ? sgemm_f / sgemm_s / 1e9 : 0.0;
-    char torch_t[32], torch_g[32];
-    torch_columns(torch_t, sizeof torch_t, train_tps, torch[0]);
-    torch_columns(torch_g, sizeof torch_g, gen_tps, torch[1]);
-    if (!o->on_gpu) {
-        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8.1f %6.0f%% %6.0f%% %s\n", name, "train", train_tps,
-               train.avg, train.min, train.max, gflops, mm_gflops, 100.0 * mm_gflops / peak,
-               100.0 * sgemm_s / (train.avg * runs), torch_t);
-    } else { /* the sgemm counters only see the CPU backend's OpenBLAS calls */
-        printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8.1f %8s %7s %7s %s\n", name, "train", train_tps, train.avg,
-               train.min, train.max, gflops, "-", "-", "-", torch_t);
-    }
-    printf("%-14s %-8s %10.0f %8.3f %8.3f %8.3f %8s %8s %7s %7s %s\n", name, "generate", gen_tps, gen.avg, gen.min,
-           gen.max, "-", "-", "-", "-", torch_g);
+    bench_row(name, "train", &train, &torch.t[0], (double)BT, torch.tokens[0], 3);
+    bench_row(name, "generate", &gen, &torch.t[1], (double)s.generated / o->repeats, torch.tokens[1], 3);
+    printf("# %s: train %.1f GFLOP/s", name, train_flops / train.avg / 1e9);
+    if (!o->on_gpu && sgemm_s > 0) /* the sgemm counters only see the CPU backend's OpenBLAS calls */
+        printf("; inside %s %.1f GFLOP/s = %.0f%% of the sgemm peak, %.0f%% of the step's time", det ? "det_gemm" : "sgemm",
+               sgemm_f / sgemm_s / 1e9, 100.0 * sgemm_f / sgemm_s / 1e9 / peak, 100.0 * sgemm_s / (train.avg * runs));
+    printf("\n");
     fflush(stdout);
     free(s.inputs);
     free(s.targets);
@@ -172,12 +165,12 @@ static const CliOption OPTIONS[] = {
     {"warmup", "W", "untimed iterations, 0 to 100 (default 1)"},
     {"repeats", "R", "timed iterations, 1 to 1000 (default 3)"},
     {"threads", "K", "BLAS and torch threads, 1 to 256 (default 1: one rank per core)"},
-    {"backend", "NAME", "cpu | cuda | auto (default cpu); on cuda the mm columns print '-'\n"
+    {"backend", "NAME", "cpu | cuda | auto (default cpu); on cuda the sgemm figures are left out\n"
                         "and the PyTorch side runs on the GPU"},
     {"no-torch", NULL, "skip the PyTorch side"},
     {"mode", "M", "fast | det | both (default both): the default numerics, the deterministic\n"
-                  "mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; the\n"
-                  "mm columns are then det_gemm's rate), or both with the cost as a ratio"},
+                  "mode (model.deterministic: det_gemm instead of sgemm, rows named 'det'; their\n"
+                  "product figures are det_gemm's), or both with the cost as a ratio"},
     {"family", "NAME", "byte_gpt (default): this benchmark; llama: the Llama/Qwen2 family against\n"
                        "transformers (see `sapo bench model --family llama --help`)"},
     {NULL, NULL, NULL},
@@ -274,17 +267,15 @@ int bench_model_main(int argc, char** argv) {
            "per sequence, KV cache, temperature 1\n", o.prompt, o.new_tokens);
     printf("# %s\n", openblas_get_config());
     double peak = bench_sgemm_peak_gflops(o.repeats, stdout);
-    printf("# sgemm peak: %.1f GFLOP/s%s\n", peak, o.on_gpu ? " (CPU OpenBLAS, for reference; mm columns are CPU-only)" : "");
+    printf("# sgemm peak: %.1f GFLOP/s%s\n", peak, o.on_gpu ? " (CPU OpenBLAS, for reference; product figures are CPU-only)" : "");
     if (o.on_gpu && o.torch) printf("# the PyTorch side runs on the GPU too (--device cuda)\n");
-    printf("#\n# %-12s %-8s %10s %8s %8s %8s %8s %8s %7s %7s %10s %8s\n", "model", "phase", "tok/s", "avg s", "min s",
-           "max s", "GFLOP/s", "mm GF/s", "mm/pk", "mm time", "torch t/s", "vs torch");
+    printf("# GFLOP/s counts matmuls and attention (backward = 2x forward); inside sgemm: the rate there, its\n"
+           "# share of the sgemm peak and of the training step's time (det rows: det_gemm, the deterministic mode's)\n#\n");
+    bench_table_header("model");
     double rates[2][2][2] = {{{0}}}; /* [size][det][train, generate] */
     for (int i = 0; i < n_sizes; i++)
         for (int det = 0; det < 2; det++)
             if (o.modes & (1 << det)) bench_one(&sizes[i], &o, peak, det, rates[i][det]);
-    printf("# GFLOP/s counts matmuls and attention (backward = 2x forward); mm GF/s is the rate inside sgemm,\n"
-           "# mm/pk its share of the sgemm peak, mm time the share of the training step spent in sgemm\n"
-           "# (det rows: inside det_gemm, the deterministic mode's own product).\n");
     for (int i = 0; i < n_sizes && o.modes == 3; i++)
         printf("# L%d H%d C%d deterministic mode: train %.2fx slower, generate %.2fx slower than the default\n",
                sizes[i].layers, sizes[i].heads, sizes[i].dmodel, rates[i][0][0] / rates[i][1][0],

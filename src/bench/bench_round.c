@@ -426,22 +426,6 @@ static int run_torch(const RoundOptions* o, const char* dir, const char* device,
     return 0;
 }
 
-/* One row of the table: a's (ours) and b's (torch's) avg / min / max, "-" where NaN, and b / a. */
-static void print_row(const char* label, const char* what, const BenchTiming* a, const BenchTiming* b, int have_b,
-                      int decimals) {
-    char ta[3][32], tb[3][32], ratio[32];
-    const double av[3] = {a->avg, a->min, a->max}, bv[3] = {b->avg, b->min, b->max};
-    for (int i = 0; i < 3; i++) {
-        if (isnan(av[i])) snprintf(ta[i], sizeof ta[i], "-");
-        else snprintf(ta[i], sizeof ta[i], "%.*f", decimals, av[i]);
-        if (!have_b || isnan(bv[i])) snprintf(tb[i], sizeof tb[i], "-");
-        else snprintf(tb[i], sizeof tb[i], "%.*f", decimals, bv[i]);
-    }
-    bench_ratio(ratio, sizeof ratio, have_b && a->avg > 0 && !isnan(b->avg), b->avg, a->avg);
-    printf("%-12s %-12s %10s %10s %10s %10s %10s %10s %10s\n", label, what, ta[0], ta[1], ta[2], tb[0], tb[1], tb[2],
-           ratio);
-}
-
 static const CliOption OPTIONS[] = {
     {"config", "C", "quick (experiments/quick.ini), paper (experiments/paper/8L0E.ini) or an\n"
                     "INI file; repeat for several; default: quick, then paper"},
@@ -504,9 +488,9 @@ static void usage(FILE* out) {
     fprintf(out,
             "  section.key=value  override a config key (see `sapo info`) in every selected config,\n"
             "                     before the benchmark's own settings above\n\n"
-            "output: '#' lines are metadata; one row per config and phase: our avg/min/max, torch's\n"
-            "avg/min/max (seconds; MB for peak RSS) and torch/ours of the averages (> 1: we are faster\n"
-            "or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
+            "output: '#' lines are metadata; one row per config and phase: each side's avg/min/max\n"
+            "(seconds; MB for peak RSS; no tok/s here) and x torch = torch / ours of the averages (> 1:\n"
+            "we are faster or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
 }
 
 /* ---------------------------------------------------------------- the command ---- */
@@ -616,8 +600,8 @@ static void round_print_header(const RoundOptions* o) {
             printf("# %-6s init: random (worst case: every row writes gen.max_new_tokens bytes of garbage)\n",
                    o->configs[c].label);
     }
-    printf("#\n# %-10s %-12s %10s %10s %10s %10s %10s %10s %10s\n", "config", "phase", "ours avg", "ours min",
-           "ours max", "torch avg", "torch min", "torch max", "torch/ours");
+    printf("#\n");
+    bench_table_header("config");
     fflush(stdout);
 }
 
@@ -641,13 +625,14 @@ static int round_work_dir(const Config* cfg, char* dir, size_t dirlen) {
 }
 
 /* One config's four rows of the table: gen+score, train, total, peak RSS. */
-static void round_print_rows(const char* label, const RoundSide* ours, const RoundSide* torch, int have_t) {
-    print_row(label, "gen+score s", &ours->gen, &torch->gen, have_t, 3);
-    print_row(label, "train s", &ours->train, &torch->train, have_t, 3);
-    print_row(label, "total s", &ours->total, &torch->total, have_t, 3);
-    BenchTiming ra = {ours->ok ? ours->peak_rss_mb : NAN, NAN, NAN, 1};
-    BenchTiming rb = {torch->peak_rss_mb, NAN, NAN, 1};
-    print_row(label, "peak RSS MB", &ra, &rb, have_t, 1);
+static void round_print_rows(const char* label, const RoundSide* ours, const RoundSide* torch) {
+    static const RoundSide none; /* a torch side that did not run or failed: its columns '-' */
+    if (!torch->ok) torch = &none;
+    bench_row(label, "gen+score s", &ours->gen, &torch->gen, 0, 0, 3);
+    bench_row(label, "train s", &ours->train, &torch->train, 0, 0, 3);
+    bench_row(label, "total s", &ours->total, &torch->total, 0, 0, 3);
+    BenchTiming ra = {ours->peak_rss_mb, NAN, NAN, ours->ok}, rb = {torch->peak_rss_mb, NAN, NAN, torch->ok};
+    bench_row(label, "peak RSS MB", &ra, &rb, 0, 0, 1);
     bench_products_print(label, &ours->products, ours->gen.avg, ours->train.avg);
     fflush(stdout);
 }
@@ -667,7 +652,7 @@ static StageResult round_measure(const RoundOptions* o, int c, RoundResults* res
         const char* device = be && strcmp(be->name, "cpu") ? "cuda" : "cpu";
         if (run_torch(o, dir, device, &res->torch[c])) *failed = 1;
     }
-    round_print_rows(rc->label, &res->ours[c], &res->torch[c], o->torch && res->torch[c].ok);
+    round_print_rows(rc->label, &res->ours[c], &res->torch[c]);
     if (o->keep) printf("# %s: kept %s\n", rc->label, dir);
     else remove_tree(dir);
     return stage_go_on();
@@ -695,8 +680,7 @@ static void round_print_footer(const RoundOptions* o, const RoundResults* res) {
             printf("# %-6s WARNING: the tasks node_round asked differ from the prompts given to torch "
                    "(did src/swarm/node.c change how it draws questions?)\n", lab);
     }
-    printf("# torch/ours > 1: ours is faster (seconds) or smaller (MB). gen+score and train are the\n"
-           "# round's own timers; total is the whole round.\n");
+    printf("# gen+score and train are the round's own timers; total is the whole round.\n");
 }
 
 int bench_round_main(int argc, char** argv) {

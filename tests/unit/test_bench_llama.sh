@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `sapo bench model --family llama` (src/bench/bench_llama.c): a quick run on two tiny random
 # shapes without the PyTorch side prints, per shape, the three table rows (train, generate,
-# rss_mb) with 11 columns, positive numbers on our side and '-' on torch's, the memory
+# rss_mb) with 11 columns (harness bench_row), positive numbers on our side and '-' on torch's, the memory
 # estimate line, and leaves no temporary directory; a bad --size, --prompt, --hf-dir or --family
 # is one line on stderr and exit 2; --family byte_gpt still runs the byte-level benchmark.
 set -u
@@ -28,10 +28,12 @@ for shape in tiny 2,32,4,2,48,300; do
         row=$(grep "^$shape  *$phase " "$tmp/out") || fail "no '$phase' row for $shape"
         set -- $row
         [ $# -eq 11 ] || fail "row '$row': expected 11 columns, got $#"
-        positive "$3" || fail "row '$row': '$3' is not a positive number"
         if [ "$phase" = rss_mb ]; then
-            cols="$4 $5 $6"
+            [ "$3" = "-" ] || fail "row '$row': '$3' where rss_mb has no rate"
+            positive "$4" || fail "row '$row': '$4' is not a positive number"
+            cols="$5 $6"
         else
+            positive "$3" || fail "row '$row': '$3' is not a positive number"
             for v in "$4" "$5" "$6"; do positive "$v" || fail "row '$row': '$v' is not a positive time"; done
             awk -v a="$4" -v lo="$5" -v hi="$6" 'BEGIN { exit !(lo <= a && a <= hi) }' ||
                 fail "row '$row': avg not within min..max"

@@ -21,15 +21,16 @@ grep -q '^# quick  init: random' "$tmp/out" || fail "the header does not say whi
 grep -q 'scorer: ' "$tmp/out" || fail "the footer does not name the torch side's scorer"
 for phase in 'gen+score s' 'train s' 'total s' 'peak RSS MB'; do
     row=$(grep "^quick  *$phase " "$tmp/out") || fail "no row for '$phase'"
-    # label, phase (1 or 3 words), ours avg/min/max, torch avg/min/max, ratio
+    # label, phase (1 or 3 words), ours -/avg/min/max, torch -/avg/min/max (no tok/s here), ratio
     set -- ${row#quick}
     shift $(( $(echo "$phase" | wc -w) ))
-    [ $# -eq 7 ] || fail "row '$row': expected 7 numeric columns, got $#"
-    for v in "$1" "$4"; do
+    [ $# -eq 9 ] || fail "row '$row': expected 9 columns, got $#"
+    [ "$1 $5" = "- -" ] || fail "row '$row': a tok/s where the round has none"
+    for v in "$2" "$6"; do
         awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "row '$row': '$v' is not a positive number"
     done
-    case "$7" in *x) awk -v v="${7%x}" 'BEGIN { exit !(v + 0 > 0) }' || fail "row '$row': bad ratio '$7'";;
-                 *) fail "row '$row': ratio '$7' has no x";; esac
+    case "$9" in *x) awk -v v="${9%x}" 'BEGIN { exit !(v + 0 > 0) }' || fail "row '$row': bad ratio '$9'";;
+                 *) fail "row '$row': ratio '$9' has no x";; esac
 done
 [ "$(grep -c '^quick ' "$tmp/out")" -eq 4 ] || fail "expected exactly 4 table rows"
 # where the products went: a header with the sgemm peak, then generation and passes, each with
