@@ -113,6 +113,17 @@ BenchTiming bench_timing_read(const cJSON* j, int repeats) {
     return t;
 }
 
+int bench_parse(const char* command, const CliOption* opts, const char* about, const char* more, int argc, char** argv,
+                CliArgs* a) {
+    int parsed = cli_parse(command, opts, argc, argv, a);
+    if (parsed > 0) {
+        printf("%s\noptions:\n", about);
+        cli_print_options(stdout, opts);
+        if (more) fputs(more, stdout);
+    }
+    return parsed;
+}
+
 int bench_child(int (*fn)(void* arg), void* arg, const char* prefix, const char* side) {
     fflush(stdout);
     fflush(stderr);
@@ -148,6 +159,7 @@ void bench_thread_env(int threads) {
     snprintf(n, sizeof n, "%d", threads);
     setenv("OPENBLAS_NUM_THREADS", n, 1);
     setenv("OMP_NUM_THREADS", n, 1);
+    setenv("MKL_NUM_THREADS", n, 1);
 }
 
 void bench_json_numbers(cJSON* j, const BenchNumber* f, size_t n) {

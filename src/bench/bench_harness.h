@@ -12,6 +12,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/cli_options.h"
+
+/* What the benchmarks' help says of the PyTorch sides' python (see bench_python). */
+#define BENCH_PYTHON_HELP "python: $SAPO_PYTHON, else BUILD/venv/bin/python next to this binary, else /usr/bin/python3"
+
 /* This binary's path (/proc/self/exe); dies when it cannot be read. */
 const char* bench_self_path(void);
 /* The Python of the PyTorch sides: $SAPO_PYTHON when set, else the venv next to this binary
@@ -37,13 +42,18 @@ BenchTiming bench_time(void (*fn)(void* arg), void* arg, int warmup, int repeats
 cJSON* bench_timing_json(const BenchTiming* t);
 BenchTiming bench_timing_read(const cJSON* j, int repeats);
 
+/* cli_parse of a benchmark's options; on -h/--help prints `about` (its usage and what it
+ * measures), "options:", the table and `more` (NULL: nothing) to stdout. cli_parse's result. */
+int bench_parse(const char* command, const CliOption* opts, const char* about, const char* more, int argc, char** argv,
+                CliArgs* a);
+
 /* Runs fn(arg) in a forked child and waits for it; the child's exit status is fn's. 0 when it
  * exited 0; else -1 with "PREFIXfork: why" or "PREFIXSIDE failed (exit|signal N)" on stderr. */
 int bench_child(int (*fn)(void* arg), void* arg, const char* prefix, const char* side);
 /* bench_child, then DIR/ours.json (what fn wrote there) parsed; NULL when the child failed or
  * after "PREFIXthe C side wrote no readable PATH" on stderr. */
 cJSON* bench_child_json(int (*fn)(void* arg), void* arg, const char* prefix, const char* side, const char* dir);
-/* OPENBLAS_NUM_THREADS and OMP_NUM_THREADS for the processes started from here on. */
+/* OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS for the processes started from here on. */
 void bench_thread_env(int threads);
 
 /* A key and its number, for bench_json_numbers. */

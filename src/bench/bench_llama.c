@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,10 +357,8 @@ static int c_side_run(void* arg) {
     cJSON_AddItemToObject(j, "generate", bench_timing_json(&gen));
     cJSON_AddNumberToObject(j, "gen_tokens", (double)s.generated / o->repeats);
     cJSON_AddNumberToObject(j, "check_logprob", lp_sum / (double)lp_n);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double hwm = (double)bench_status_kb("VmHWM");
-    cJSON_AddNumberToObject(j, "peak_kb", reset_ok ? (load_kb > hwm ? load_kb : hwm) : (double)ru.ru_maxrss);
+    double hwm = bench_peak_rss_kb(); /* since the reset, else the whole run's */
+    cJSON_AddNumberToObject(j, "peak_kb", load_kb > hwm ? load_kb : hwm);
     cJSON_AddNumberToObject(j, "work_peak_kb", reset_ok ? hwm : -1);
     char path[PATH_MAX + 96];
     snprintf(path, sizeof path, "%s/ours.json", r->work_dir);
@@ -559,23 +556,18 @@ static const CliOption OPTIONS[] = {
 enum { OPT_FAMILY, OPT_SIZE, OPT_GROUPS, OPT_COMPLETIONS, OPT_PROMPT, OPT_NEW, OPT_CTX, OPT_MICRO, OPT_GEN_PROMPTS,
        OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_HF_DIR, OPT_NO_TORCH, OPT_QUICK };
 
-static void usage(FILE* out) {
-    fprintf(out,
-            "usage: sapo bench model --family llama [options]\n"
-            "The Llama/Qwen2 family against transformers eager on the same weights, tokens and threads,\n"
-            "for a ~10M-parameter Qwen2 shape and SmolLM2-135M: training tokens/s (forward + backward +\n"
-            "AdamW over G groups x K completions sharing a prompt), generated tokens/s (K completions per\n"
-            "prompt with the KV cache) and each side's peak RSS, as ratios ours / torch. The PyTorch\n"
-            "side's python: $SAPO_PYTHON, else the venv next to this binary, BUILD/venv/bin/python,\n"
-            "else /usr/bin/python3.\n\n"
-            "options:\n");
-    cli_print_options(out, OPTIONS);
-}
+static const char ABOUT[] =
+    "usage: sapo bench model --family llama [options]\n"
+    "The Llama/Qwen2 family against transformers eager on the same weights, tokens and threads,\n"
+    "for a ~10M-parameter Qwen2 shape and SmolLM2-135M: training tokens/s (forward + backward +\n"
+    "AdamW over G groups x K completions sharing a prompt), generated tokens/s (K completions per\n"
+    "prompt with the KV cache) and each side's peak RSS, as ratios. The PyTorch side's\n"
+    BENCH_SCRIPTS_DIR "/torch_llama_bench.py\n(" BENCH_PYTHON_HELP ").\n";
 
 /* 0, 1 after --help, -1 after a one-line error. */
 static int options_parse(int argc, char** argv, LlamaBenchOptions* o, LlamaShape* shapes, int* n_shapes, int max) {
     CliArgs a;
-    int parsed = cli_parse(LB_CMD, OPTIONS, argc, argv, &a);
+    int parsed = bench_parse(LB_CMD, OPTIONS, ABOUT, NULL, argc, argv, &a);
     if (parsed == 0 && a.n_pos) parsed = cli_unexpected(LB_CMD, a.pos[0], "see --help");
     if (parsed == 0 && a.opt[OPT_QUICK]) {
         o->groups = 2, o->prompt = 32, o->new_tokens = 16, o->gen_prompts = 1;
@@ -629,7 +621,6 @@ int bench_llama_main(int argc, char** argv) {
     LlamaShape shapes[MAX_SHAPES];
     int n_shapes = 0;
     int parsed = options_parse(argc, argv, &o, shapes, &n_shapes, MAX_SHAPES);
-    if (parsed > 0) usage(stdout);
     if (parsed) return parsed > 0 ? 0 : 2;
     if (o.hf_dir) { /* checked before anything is printed: a bad directory is a one-line error */
         char cfg_path[PATH_MAX + 16];

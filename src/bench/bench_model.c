@@ -178,22 +178,17 @@ static const CliOption OPTIONS[] = {
 enum { OPT_SIZE, OPT_CTX, OPT_BATCH, OPT_PROMPT, OPT_NEW, OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_BACKEND,
        OPT_NO_TORCH, OPT_MODE, OPT_FAMILY };
 
-static void usage(FILE* out) {
-    fprintf(out,
-            "usage: sapo bench model [options]\n"
-            "Training-step and generation throughput of the policy model for two sizes\n"
-            "(L2 H4 C64 and L4 H4 C128), GFLOP/s next to the measured sgemm peak, and the same\n"
-            "work in PyTorch eager in the same run, as ratios (ours / torch). The PyTorch side is\n"
-            BENCH_SCRIPTS_DIR "/torch_model_bench.py (python: $SAPO_PYTHON, else the venv next to\n"
-            "this binary, BUILD/venv/bin/python, else /usr/bin/python3).\n\n"
-            "options:\n");
-    cli_print_options(out, OPTIONS);
-}
+static const char ABOUT[] =
+    "usage: sapo bench model [options]\n"
+    "Training-step and generation throughput of the policy model for two sizes\n"
+    "(L2 H4 C64 and L4 H4 C128), GFLOP/s next to the measured sgemm peak, and the same\n"
+    "work in PyTorch eager in the same run, as ratios. The PyTorch side is\n"
+    BENCH_SCRIPTS_DIR "/torch_model_bench.py\n(" BENCH_PYTHON_HELP ").\n";
 
 /* The options into o and sizes: 0, 1 after --help, -1 after a one-line error. */
 static int parse_options(int argc, char** argv, BenchOptions* o, BenchSize* sizes, int* n_sizes) {
     CliArgs a;
-    int parsed = cli_parse("bench model", OPTIONS, argc, argv, &a);
+    int parsed = bench_parse("bench model", OPTIONS, ABOUT, NULL, argc, argv, &a);
     if (parsed == 0 && a.n_pos) parsed = cli_unexpected("bench model", a.pos[0], "see --help");
     if (parsed == 0 && (cli_opt_int(&a, OPT_CTX, 2, 4096, &o->ctx) ||
                         cli_opt_int(&a, OPT_BATCH, 1, 4096, &o->batch) ||
@@ -248,7 +243,6 @@ int bench_model_main(int argc, char** argv) {
     BenchSize sizes[2] = {{2, 4, 64}, {4, 4, 128}};
     int n_sizes = 2;
     int parsed = parse_options(argc, argv, &o, sizes, &n_sizes);
-    if (parsed > 0) usage(stdout);
     if (parsed) return parsed > 0 ? 0 : 2;
     if (o.prompt + o.new_tokens > o.ctx) {
         fprintf(stderr, "sapo bench model: --prompt %d + --new %d exceeds --ctx %d\n", o.prompt, o.new_tokens, o.ctx);

@@ -1,20 +1,13 @@
-/* `sapo bench round`: the cost of ONE swarm node-round (generate + score + train) for the
- * demo's shape (experiments/quick.ini) and the paper's (experiments/paper/8L0E.ini), next to
- * the same round in PyTorch eager (scripts/bench/torch_round_bench.py: batched generation the
- * way TRL / genrl do it, then one GRPO step), from the same weights and the same prompts, in
- * the same invocation; per-phase seconds, peak RSS of each side, ratios torch / ours.
- *
- * Process layout, so that neither side's memory mixes into the other's peak:
- *   parent   parses, checks every config, prints; no MPI, no model
- *   child    this binary again (`sapo bench round --child DIR ...`, a hidden mode): MPI_Init as
- *            a singleton, node_create with one node, writes DIR/init.ckpt (the initial
- *            weights) and DIR/round.json (every round's prompts and what the scorer needs,
- *            plus the settings), runs warm-up + timed node_rounds, writes DIR/ours.json
- *            (per-round phases from the RoundRecord, VmHWM, the timed rounds' matrix products
- *            and the sgemm peak: bench_products.h)
- *   python   scripts/bench/torch_round_bench.py DIR: prints one JSON line per round + summary
- * Each side is a few stage functions called in order: the child's from child_main, the
- * parent's from bench_round_main (at the end). */
+/* `sapo bench round`: the cost of ONE swarm node-round (generate + score + train) for
+ * experiments/quick.ini and experiments/paper/8L0E.ini next to the same round in PyTorch eager,
+ * from the same weights and prompts, in the same invocation. Three processes, so that neither
+ * side's memory mixes into the other's peak:
+ *   parent   parses, checks every config, prints; no MPI, no model (bench_round_main)
+ *   child    this binary again (the hidden `--child DIR`, child_main): MPI_Init as a singleton,
+ *            node_create with one node, DIR/init.ckpt (the initial weights) and DIR/round.json
+ *            (the settings and every round's questions), the warm-up and timed node_rounds,
+ *            DIR/ours.json (per-round phases, VmHWM, the matrix products: bench_products.h)
+ *   python   scripts/bench/torch_round_bench.py DIR: one JSON line per round, then a summary */
 #include <cblas.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -349,11 +342,9 @@ static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
     free(v);
 }
 
-/* In the forked child: this binary again as `sapo bench round --child DIR ...` (argv), on
- * argv[10] threads. */
+/* In the forked child: this binary again as `sapo bench round --child DIR ...` (argv). */
 static int exec_child(void* arg) {
     char** argv = arg;
-    bench_thread_env(atoi(argv[10]));
     execv(argv[0], argv);
     perror("sapo bench round: exec");
     return 127;
@@ -405,10 +396,9 @@ static int torch_line(const char* what, cJSON* j, void* arg) {
 static int run_torch(const RoundOptions* o, const char* dir, const char* device, RoundSide* tr) {
     char cmd[4 * PATH_MAX + 512];
     snprintf(cmd, sizeof cmd,
-             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d MKL_NUM_THREADS=%d '%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' "
-             "--dir '%s' --rounds %d --warmup %d --threads %d --device %s",
-             o->threads, o->threads, o->threads, bench_python(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads,
-             device);
+             "'%s' '%s/" BENCH_SCRIPTS_DIR "/torch_round_bench.py' --dir '%s' --rounds %d --warmup %d --threads %d "
+             "--device %s",
+             bench_python(), SAPO_SOURCE_DIR, dir, o->rounds, o->warmup, o->threads, device);
     RoundTorchLines t = {tr, cJSON_CreateArray()};
     int rc = bench_json_lines(cmd, torch_line, &t);
     if (rc == -1) {
@@ -445,53 +435,44 @@ static const CliOption OPTIONS[] = {
 };
 enum { OPT_CONFIG, OPT_ROUNDS, OPT_WARMUP_ROUNDS, OPT_INIT, OPT_THREADS, OPT_NO_TORCH, OPT_KEEP, OPT_CHILD };
 
-static void usage(FILE* out) {
-    fprintf(out,
-            "usage: sapo bench round [--config quick|paper|FILE.ini]... [--rounds N] [--warmup-rounds K]\n"
-            "                        [--init CKPT]... [--no-torch] [--threads T] [--keep] [section.key=value ...]\n"
-            "The cost of ONE swarm node-round (generate + score + train) next to the same round in\n"
-            "PyTorch eager, measured in the same invocation, one config after the other, as one table.\n\n"
-            "Ours: this binary run again in a fresh child process (no mpirun: MPI_Init as a singleton)\n"
-            "builds node 0 of the config ([node.0] applied, other [node.K] ignored) with node_create\n"
-            "(swarm of 1: sampling.local = sampling.groups so I = G, sampling.external = 0,\n"
-            "net.transport = allgather, run.eval_every = 0, no checkpoints) and runs node_round;\n"
-            "the phases are the round's own timers (src/swarm/round_record.h):\n"
-            "  gen+score  t_generate: draw I questions, generate L completions each (batched, KV\n"
-            "             cache, stop at </answer>), score them with our verifiers\n"
-            "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
-            "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
-            "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
-            "Under each config's rows, where our matrix products went in the timed rounds (CPU backend;\n"
-            "src/model/product_profile.h): per phase (generation = prefill and decode steps, set\n"
-            "against gen+score; passes = packed forward and backward passes, set against train) the\n"
-            "products' seconds per round and their share of the phase, and per kind (linear layers and\n"
-            "head; attention's per-head products) seconds, GFLOP/s, the share of this machine's sgemm\n"
-            "peak (square sgemm up to 1024, measured by the child after its rounds) and calls per round.\n"
-            "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py (python: $SAPO_PYTHON, else the venv next\n"
-            "to this binary, else /usr/bin/python3) loads the SAME initial weights (the child writes\n"
-            "them as a checkpoint) and answers the SAME prompts (the questions node_round asks in each\n"
-            "round, BOS + the prompt's tail), the way TRL / genrl do: the I x L prompts left-padded with\n"
-            "an attention mask and position ids, batched sampling at gen.temperature with a KV cache until\n"
-            "</answer>, EOS or gen.max_new_tokens; scoring with reasoning_gym's score_answer on the last\n"
-            "<answer>...</answer> (exact match on the reference answer when reasoning_gym does not\n"
-            "import; the footer says which); one GRPO step on the I x L prompt+completion rows\n"
-            "right-padded to the longest: token-level loss over completion tokens, group advantages\n"
-            "(r - mean) / (std + 1e-8), AdamW with optim.*, clip_grad_norm_ when optim.grad_clip > 0.\n"
-            "Peak RSS is the python process's own (imports included). With model.backend=cuda the\n"
-            "PyTorch side runs on the GPU too.\n\n"
-            "Both sides then train on their own samples, so after the first round they sample from\n"
-            "(slightly) different policies: the footer gives each side's completion length and reward.\n"
-            "Without --init a random model writes gen.max_new_tokens bytes in every row: the worst case;\n"
-            "the header says which case each config measured.\n\n"
-            "options:\n");
-    cli_print_options(out, OPTIONS);
-    fprintf(out,
-            "  section.key=value  override a config key (see `sapo info`) in every selected config,\n"
-            "                     before the benchmark's own settings above\n\n"
-            "output: '#' lines are metadata; one row per config and phase: each side's avg/min/max\n"
-            "(seconds; MB for peak RSS; no tok/s here) and x torch = torch / ours of the averages (> 1:\n"
-            "we are faster or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n");
-}
+static const char ABOUT[] =
+    "usage: sapo bench round [--config quick|paper|FILE.ini]... [--rounds N] [--warmup-rounds K]\n"
+    "                        [--init CKPT]... [--no-torch] [--threads T] [--keep] [section.key=value ...]\n"
+    "The cost of ONE swarm node-round (generate + score + train) next to the same round in\n"
+    "PyTorch eager, measured in the same invocation, one config after the other, as one table.\n\n"
+    "Ours: this binary run again in a fresh child process (no mpirun: MPI_Init as a singleton)\n"
+    "builds node 0 of the config ([node.0] applied, other [node.K] ignored) with node_create\n"
+    "(swarm of 1: sampling.local = sampling.groups so I = G, sampling.external = 0,\n"
+    "net.transport = allgather, run.eval_every = 0, no checkpoints) and runs node_round;\n"
+    "the phases are the round's own timers (src/swarm/round_record.h):\n"
+    "  gen+score  t_generate: draw I questions, generate L completions each (batched, KV\n"
+    "             cache, stop at </answer>), score them with our verifiers\n"
+    "  train      t_train: pack the I x L rows, one GRPO step (forward + backward + AdamW)\n"
+    "  total      t_round: the whole round (the exchange of a 1-node all-gather included)\n"
+    "  peak RSS   VmHWM of that child process in MB (the PyTorch side's memory never mixes in)\n"
+    "Under each config's rows, where our matrix products went in the timed rounds (CPU backend;\n"
+    "src/model/product_profile.h): per phase (generation = prefill and decode steps, passes =\n"
+    "packed forward and backward passes) seconds per round and the share of the phase's timer,\n"
+    "and per kind (linear layers and head; attention) seconds, GFLOP/s, the share of this\n"
+    "machine's sgemm peak (square sgemm up to 1024, measured by the child) and calls per round.\n"
+    "Torch: " BENCH_SCRIPTS_DIR "/torch_round_bench.py\n(" BENCH_PYTHON_HELP ")\n"
+    "loads the SAME initial weights and answers the SAME prompts (those node_round asks in each\n"
+    "round) the way TRL / genrl do: left-padded batched sampling with a KV cache until </answer>,\n"
+    "EOS or gen.max_new_tokens; reasoning_gym's score_answer (exact match when it does not\n"
+    "import; the footer says which); one GRPO step on the right-padded rows (token-level loss,\n"
+    "group advantages (r - mean) / (std + 1e-8), AdamW with optim.*, clip_grad_norm_ when\n"
+    "optim.grad_clip > 0). Its peak RSS is the python process's own (imports included). With\n"
+    "model.backend=cuda it runs on the GPU.\n\n"
+    "Both sides then train on their own samples, so after the first round they sample from\n"
+    "(slightly) different policies: the footer gives each side's completion length and reward.\n"
+    "Without --init a random model writes gen.max_new_tokens bytes in every row: the worst case;\n"
+    "the header says which case each config measured.\n";
+static const char MORE[] =
+    "  section.key=value  override a config key (see `sapo info`) in every selected config,\n"
+    "                     before the benchmark's own settings above\n\n"
+    "output: '#' lines are metadata; one row per config and phase: each side's avg/min/max\n"
+    "(seconds; MB for peak RSS; no tok/s here) and x torch = torch / ours of the averages (> 1:\n"
+    "we are faster or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n";
 
 /* ---------------------------------------------------------------- the command ---- */
 
@@ -516,7 +497,7 @@ static int round_end(RoundOptions* o, int code) {
  * --child. Exits with 0 after --help, 2 on a bad option. */
 static StageResult round_read_options(RoundOptions* o, int argc, char** argv) {
     CliArgs a;
-    int parsed = cli_parse("bench round", OPTIONS, argc, argv, &a);
+    int parsed = bench_parse("bench round", OPTIONS, ABOUT, MORE, argc, argv, &a);
     o->overrides = mallocCheck(sizeof(char*) * (size_t)(a.n_pos + 1));
     for (int i = 0; parsed == 0 && i < a.n_pos; i++) {
         if (strchr(a.pos[i], '=')) o->overrides[o->n_overrides++] = a.pos[i];
@@ -544,7 +525,6 @@ static StageResult round_read_options(RoundOptions* o, int argc, char** argv) {
     if (a.opt[OPT_KEEP]) o->keep = 1;
     o->child_dir = a.opt[OPT_CHILD];
     cli_args_free(&a);
-    if (parsed > 0) usage(stdout);
     return parsed ? stage_exit(parsed > 0 ? 0 : 2) : stage_go_on();
 }
 
@@ -693,6 +673,7 @@ int bench_round_main(int argc, char** argv) {
     }
     stage = round_load_configs(&o);
     if (!stage_goes_on(stage)) return round_end(&o, stage.exit_code);
+    bench_thread_env(o.threads); /* both sides' processes */
     round_print_header(&o);
     RoundResults res;
     memset(&res, 0, sizeof res);
