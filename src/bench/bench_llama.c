@@ -80,8 +80,6 @@ typedef struct {
 static const AdamWConfig LB_ADAMW = {.lr = 1e-5f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.0f};
 static const float LB_GRAD_CLIP = 1.0f;
 
-/* ---- shapes ------------------------------------------------------------------------ */
-
 /* --size NAME: qwen10m, smollm2, tiny or L,C,H,KV,F,V (a Qwen2-style random shape). 0, or -1
  * after the one-line error. */
 static int shape_parse(const char* text, int ctx, LlamaShape* s) {
@@ -120,8 +118,6 @@ static double shape_params(const ModelShape* c) {
     return n;
 }
 
-/* ---- the process side: paths, files, children --------------------------------------- */
-
 /* The SmolLM2 directory scripts/get-model.sh prints (it is instant once prepared), or 0. */
 static int smollm2_dir(char* out, size_t n) {
     char cmd[PATH_MAX + 96];
@@ -137,8 +133,6 @@ static int smollm2_dir(char* out, size_t n) {
     snprintf(cfg, sizeof cfg, "%s/config.json", out);
     return access(cfg, R_OK) == 0;
 }
-
-/* ---- the token content -------------------------------------------------------------- */
 
 /* Completion k of group g: between N/2 and N tokens, as RL completions vary. */
 static int completion_len(int N, int g, int k, int K) { return N - ((g * K + k) * 7) % ((N + 1) / 2); }
@@ -246,8 +240,6 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     cJSON_Delete(j);
     return rc;
 }
-
-/* ---- the C side (in a forked child) ------------------------------------------------- */
 
 typedef struct {
     Model* m;
@@ -395,8 +387,6 @@ static int c_side(ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
     return 0;
 }
 
-/* ---- the PyTorch side -------------------------------------------------------------- */
-
 typedef struct {
     LlamaSide* t;
     int repeats;
@@ -440,8 +430,6 @@ static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide*
 
 /* A side's peak RSS in MB as a one-value timing (repeats 0 when there is none). */
 static BenchTiming rss_mb(double kb) { return (BenchTiming){kb / 1024.0, NAN, NAN, kb > 0}; }
-
-/* ---- one shape ---------------------------------------------------------------------- */
 
 static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions* o, const char* tmp) {
     ShapeRun r = {.shape = sh, .o = o};
@@ -528,8 +516,6 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
     content_free(&r, o);
     return failed ? 1 : 0;
 }
-
-/* ---- options ------------------------------------------------------------------------ */
 
 static const CliOption OPTIONS[] = {
     {"family", "NAME", "llama: this benchmark (byte_gpt, the default: `sapo bench model --help`)"},
@@ -631,10 +617,8 @@ int bench_llama_main(int argc, char** argv) {
         }
     }
     char tmp[PATH_MAX];
-    const char* base = getenv("TMPDIR");
     if (bench_work_dir("sapo-bench-llama", tmp, sizeof tmp)) {
-        fprintf(stderr, LB_ERR "cannot create a directory under %s: %s\n", base && *base ? base : "/tmp",
-                strerror(errno));
+        fprintf(stderr, LB_ERR "cannot create a work directory %s: %s\n", tmp, strerror(errno));
         return 1;
     }
     bench_thread_env(o.threads);

@@ -74,8 +74,6 @@ typedef struct {
     BenchProducts products; /* ours only: where the matrix products' time went */
 } RoundSide;
 
-/* ------------------------------------------------------------ config resolution ---- */
-
 /* What the benchmark forces over the user's keys: one node, I = G (the user's G, read before
  * the forced keys), no external groups, all-gather, no evaluation, no checkpoints. */
 static int force_round_keys(Config* cfg, char* err, size_t errlen) {
@@ -161,8 +159,6 @@ static int place_inits(RoundOptions* o) {
     }
     return 0;
 }
-
-/* ------------------------------------------------------------- the child (C side) ---- */
 
 /* The I questions node_round asks in round r: the same stream and draws as src/swarm/node.c. */
 static cJSON* round_questions(const TaskSet* ts, uint64_t seed, int round, int n_q, unsigned* asked_mask) {
@@ -309,8 +305,6 @@ static int child_main(const char* dir, int rounds, int warmup, int threads) {
     MPI_Finalize();
     return 0;
 }
-
-/* ------------------------------------------------------------------ the parent ---- */
 
 /* The timed rounds' lines of one side (ours.json's "rounds", or torch's "round" lines) into s. */
 static void side_from_rounds(RoundSide* s, const cJSON* rounds) {
@@ -473,8 +467,6 @@ static const char MORE[] =
     "output: '#' lines are metadata; one row per config and phase: each side's avg/min/max\n"
     "(seconds; MB for peak RSS; no tok/s here) and x torch = torch / ours of the averages (> 1:\n"
     "we are faster or smaller). Exit status 0, 2 on bad arguments or config, 1 when a side fails.\n";
-
-/* ---------------------------------------------------------------- the command ---- */
 
 /* What the parent measured, per selected config. */
 typedef struct {
