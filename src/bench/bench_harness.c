@@ -233,3 +233,20 @@ void bench_row(const char* name, const char* phase, const BenchTiming* ours, con
     printf("%-15s %-12s %10s %9s %9s %9s %10s %9s %9s %9s %8s\n", name, phase, a[0], a[1], a[2], a[3], b[0], b[1], b[2],
            b[3], ratio);
 }
+
+void bench_side_rows(const char* name, const BenchSide* ours, const BenchSide* torch, int decimals) {
+    bench_row(name, "train", &ours->train, &torch->train, ours->train_tokens, torch->train_tokens, decimals);
+    bench_row(name, "generate", &ours->gen, &torch->gen, ours->gen_tokens, torch->gen_tokens, decimals);
+}
+
+int bench_side_line(const char* what, cJSON* j, void* arg) {
+    BenchSide* s = arg;
+    if (!strcmp(what, "train")) {
+        s->train = bench_timing_read(j, s->repeats);
+        s->train_tokens = bench_num(j, "tokens");
+    } else if (!strcmp(what, "generate")) {
+        s->gen = bench_timing_read(j, s->repeats);
+        s->gen_tokens = bench_num(j, "tokens");
+    }
+    return 0;
+}

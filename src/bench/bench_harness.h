@@ -3,8 +3,8 @@
  * engine and its JSON form, a side run in a child process of its own (so neither side's
  * memory mixes into the other's peak) and the ours.json it leaves, the thread count the
  * sides' processes get, the JSON files and JSON lines the sides exchange, a fresh work
- * directory, and the rows of the ours-against-torch tables. Each benchmark keeps only its own
- * work, options and rows (bench_model.c, bench_round.c, bench_llama.c). */
+ * directory, the option parsing and help, and the one table of ours against torch. Each
+ * benchmark keeps only its own work and option table (bench_model.c, bench_round.c, bench_llama.c). */
 #ifndef SAPO_BENCH_BENCH_HARNESS_H
 #define SAPO_BENCH_BENCH_HARNESS_H
 
@@ -78,6 +78,17 @@ int bench_json_lines(const char* cmd, int (*on_line)(const char* what, cJSON* j,
 /* A fresh directory $TMPDIR/NAME-XXXXXX (TMPDIR unset or empty: /tmp) into dir: 0, or -1
  * (errno set; dir holds the template tried). */
 int bench_work_dir(const char* name, char* dir, size_t n);
+/* One side of a train-and-generate benchmark (bench model, --family llama): the timings
+ * (repeats 0: not run) and the tokens each covers. */
+typedef struct {
+    BenchTiming train, gen;
+    double train_tokens, gen_tokens;
+    int repeats; /* the timed repeats, for the timings read back */
+} BenchSide;
+/* bench_json_lines' on_line for a side's "train" and "generate" lines ({avg, min, max,
+ * tokens}) into the BenchSide at arg; other lines are left alone. Keeps nothing (0). */
+int bench_side_line(const char* what, cJSON* j, void* arg);
+
 /* The ours-against-PyTorch table of every benchmark, one format: the column header (first:
  * "model" or "config"), then one row per phase with, per side, the rate work / avg (tok/s; "-"
  * when work is 0, a row without a rate) and avg / min / max ("-" where NaN or the side did not
@@ -86,5 +97,7 @@ int bench_work_dir(const char* name, char* dir, size_t n);
 void bench_table_header(const char* first);
 void bench_row(const char* name, const char* phase, const BenchTiming* ours, const BenchTiming* torch,
                double ours_work, double torch_work, int decimals);
+/* The train and generate rows of two BenchSides. */
+void bench_side_rows(const char* name, const BenchSide* ours, const BenchSide* torch, int decimals);
 
 #endif

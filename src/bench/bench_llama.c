@@ -48,10 +48,10 @@ typedef struct {
     int smollm2; /* the SmolLM2 shape: its real weights when a directory is found */
 } LlamaShape;
 
-/* One side's numbers; a timing with repeats 0 did not run. */
+/* One side's numbers beyond BenchSide's. */
 typedef struct {
-    BenchTiming train, gen, gen_shared;
-    double train_tokens, gen_tokens;
+    BenchSide s;
+    BenchTiming gen_shared;
     double peak_kb, work_peak_kb;
     double check_logprob; /* mean log-prob of group 0's completion tokens before training; 0: none */
     char versions[96];
@@ -376,10 +376,10 @@ static int c_side(ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
     snprintf(side, sizeof side, "the C side of %s", r->shape->name);
     cJSON* j = bench_child_json(c_side_run, r, LB_ERR, side, r->work_dir);
     if (!j) return -1;
-    ours->train = bench_timing_read(cJSON_GetObjectItem(j, "train"), o->repeats);
-    ours->gen = bench_timing_read(cJSON_GetObjectItem(j, "generate"), o->repeats);
-    ours->train_tokens = (double)r->train_tokens;
-    ours->gen_tokens = bench_num(j, "gen_tokens");
+    ours->s.train = bench_timing_read(cJSON_GetObjectItem(j, "train"), o->repeats);
+    ours->s.gen = bench_timing_read(cJSON_GetObjectItem(j, "generate"), o->repeats);
+    ours->s.train_tokens = (double)r->train_tokens;
+    ours->s.gen_tokens = bench_num(j, "gen_tokens");
     ours->peak_kb = bench_num(j, "peak_kb");
     ours->work_peak_kb = bench_num(j, "work_peak_kb");
     ours->check_logprob = bench_num(j, "check_logprob");
@@ -387,23 +387,11 @@ static int c_side(ShapeRun* r, const LlamaBenchOptions* o, LlamaSide* ours) {
     return 0;
 }
 
-typedef struct {
-    LlamaSide* t;
-    int repeats;
-} LlamaTorchLines;
-
-/* One JSON line of the PyTorch side into t. */
+/* One JSON line of the PyTorch side into the LlamaSide at arg. */
 static int torch_line(const char* what, cJSON* j, void* arg) {
-    LlamaSide* t = ((LlamaTorchLines*)arg)->t;
-    int repeats = ((LlamaTorchLines*)arg)->repeats;
-    double tokens = bench_num(j, "tokens");
-    if (!strcmp(what, "train")) {
-        t->train = bench_timing_read(j, repeats);
-        t->train_tokens = tokens;
-    } else if (!strcmp(what, "generate")) {
-        t->gen = bench_timing_read(j, repeats);
-        t->gen_tokens = tokens;
-    } else if (!strcmp(what, "generate_shared")) {
+    LlamaSide* t = arg;
+    bench_side_line(what, j, &t->s);
+    if (!strcmp(what, "generate_shared")) {
         t->gen_shared = bench_timing_read(j, 1);
     } else if (!strcmp(what, "rss")) {
         t->peak_kb = bench_num(j, "peak_kb");
@@ -424,8 +412,8 @@ static void torch_side(const ShapeRun* r, const LlamaBenchOptions* o, LlamaSide*
              "'%s' '%s/" BENCH_SCRIPTS_DIR "/torch_llama_bench.py' --model-dir '%s' --work '%s/work.json' "
              "--threads %d --warmup %d --repeats %d",
              bench_python(), SAPO_SOURCE_DIR, r->model_dir, r->work_dir, o->threads, o->warmup, o->repeats);
-    LlamaTorchLines lines = {t, o->repeats};
-    if (bench_json_lines(cmd, torch_line, &lines) > 0) fprintf(stderr, LB_ERR "the PyTorch side of %s failed (%s)\n", r->shape->name, cmd);
+    t->s.repeats = o->repeats;
+    if (bench_json_lines(cmd, torch_line, t) > 0) fprintf(stderr, LB_ERR "the PyTorch side of %s failed (%s)\n", r->shape->name, cmd);
 }
 
 /* A side's peak RSS in MB as a one-value timing (repeats 0 when there is none). */
@@ -481,8 +469,7 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
     int failed = c_side(&r, o, &ours) != 0;
     if (!failed && o->torch) torch_side(&r, o, &torch);
 
-    bench_row(sh->name, "train", &ours.train, &torch.train, ours.train_tokens, torch.train_tokens, 4);
-    bench_row(sh->name, "generate", &ours.gen, &torch.gen, ours.gen_tokens, torch.gen_tokens, 4);
+    bench_side_rows(sh->name, &ours.s, &torch.s, 4);
     BenchTiming rss_ours = rss_mb(ours.peak_kb), rss_torch = rss_mb(torch.peak_kb);
     bench_row(sh->name, "rss_mb", &rss_ours, &rss_torch, 0, 0, 0);
     double est = model_memory_bytes(c, &r.cap), gib = 1024.0 * 1024.0 * 1024.0;
@@ -502,11 +489,11 @@ static int shape_bench(const LlamaShape* sh, int index, const LlamaBenchOptions*
                " (%s 3 GiB)\n",
                sh->name, LB_CONFIG_MICRO, e2 / 1048576.0, e2 / gib, e2 <= LB_MEM_BUDGET ? "within" : "over");
     }
-    if (torch.gen_shared.repeats > 0 && ours.gen.repeats > 0)
+    if (torch.gen_shared.repeats > 0 && ours.s.gen.repeats > 0)
         printf("# %s: torch generate with the prompt prefilled once and its cache repeated (timed once): %.1f tok/s;"
                " ours %.2fx\n",
-               sh->name, torch.gen_tokens / torch.gen_shared.avg,
-               (ours.gen_tokens / ours.gen.avg) / (torch.gen_tokens / torch.gen_shared.avg));
+               sh->name, torch.s.gen_tokens / torch.gen_shared.avg,
+               (ours.s.gen_tokens / ours.s.gen.avg) / (torch.s.gen_tokens / torch.gen_shared.avg));
     if (torch.check_logprob != 0)
         printf("# %s: same weights: mean log-prob of group 0's completion tokens before training: ours %.6f, "
                "torch %.6f (|diff| %.1e)\n", sh->name, ours.check_logprob, torch.check_logprob,

@@ -60,25 +60,8 @@ static void generate_batch(void* arg) {
                                    s->out, s->out_lens);
 }
 
-/* The PyTorch side's timings and tokens of [0] train and [1] generate (repeats 0: none). */
-typedef struct {
-    BenchTiming t[2];
-    double tokens[2];
-    int repeats;
-} TorchSide;
-
-static int torch_line(const char* what, cJSON* j, void* arg) {
-    TorchSide* t = arg;
-    int k = !strcmp(what, "train") ? 0 : !strcmp(what, "generate") ? 1 : -1;
-    if (k >= 0) {
-        t->t[k] = bench_timing_read(j, t->repeats);
-        t->tokens[k] = bench_num(j, "tokens");
-    }
-    return 0;
-}
-
 /* Runs the PyTorch side into t. */
-static void torch_side(const BenchSize* z, const BenchOptions* o, TorchSide* t) {
+static void torch_side(const BenchSize* z, const BenchOptions* o, BenchSide* t) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s %s/" BENCH_SCRIPTS_DIR "/torch_model_bench.py --layers %d --heads %d --dmodel %d --ctx %d --batch %d "
@@ -86,7 +69,7 @@ static void torch_side(const BenchSize* z, const BenchOptions* o, TorchSide* t) 
              bench_python(), SAPO_SOURCE_DIR, z->layers, z->heads, z->dmodel, o->ctx, o->batch, o->prompt,
              o->new_tokens, o->warmup, o->repeats, o->threads, o->on_gpu ? "cuda" : "cpu");
     t->repeats = o->repeats;
-    if (bench_json_lines(cmd, torch_line, t) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
+    if (bench_json_lines(cmd, bench_side_line, t) > 0) fprintf(stderr, "sapo bench: the PyTorch side failed (%s)\n", cmd);
 }
 
 /* One size in one numerics mode, its two rows printed; rates gets train and generate tok/s. */
@@ -130,15 +113,15 @@ static void bench_one(const BenchSize* z, const BenchOptions* o, double peak, in
     BenchTiming gen = bench_time(generate_batch, &s, 0, o->repeats);
     double gen_tps = s.generated / (gen.avg * o->repeats);
 
-    TorchSide torch = {0};
+    BenchSide ours = {.train = train, .gen = gen, .train_tokens = (double)BT,
+                      .gen_tokens = (double)s.generated / o->repeats}, torch = {0};
     if (o->torch && !det) torch_side(z, o, &torch);
     rates[0] = train_tps;
     rates[1] = gen_tps;
 
     char name[48];
     snprintf(name, sizeof name, "L%d H%d C%d%s", z->layers, z->heads, z->dmodel, det ? " det" : "");
-    bench_row(name, "train", &train, &torch.t[0], (double)BT, torch.tokens[0], 3);
-    bench_row(name, "generate", &gen, &torch.t[1], (double)s.generated / o->repeats, torch.tokens[1], 3);
+    bench_side_rows(name, &ours, &torch, 4);
     printf("# %s: train %.1f GFLOP/s", name, train_flops / train.avg / 1e9);
     if (!o->on_gpu && sgemm_s > 0) /* the sgemm counters only see the CPU backend's OpenBLAS calls */
         printf("; inside %s %.1f GFLOP/s = %.0f%% of the sgemm peak, %.0f%% of the step's time", det ? "det_gemm" : "sgemm",
