@@ -31,6 +31,7 @@
 #include "model/hf_model.h"
 #include "model/llama.h"
 #include "model/lm_batch.h"
+#include "rl/pack.h"
 
 #define LB_CMD "bench model --family llama"
 #define LB_ERR "sapo " LB_CMD ": "
@@ -66,6 +67,7 @@ typedef struct {
     int real;      /* model_dir holds the real weights (else the C side exports random ones there) */
     char work_dir[PATH_MAX + 80];
     LmGroup* groups;
+    TrainGroup* views; /* groups as rl/pack.h packs them */
     int n_groups;
     int** gen_prompts;
     int n_micro;
@@ -153,6 +155,7 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
     RngStream rng = rng_stream(2, 0, (uint32_t)seed, RNG_TEST);
     r->n_groups = G;
     r->groups = callocCheck((size_t)G, sizeof(LmGroup));
+    r->views = callocCheck((size_t)G, sizeof(TrainGroup));
     r->train_tokens = r->targets = 0;
     r->comp_min = N, r->comp_max = 1;
     for (int g = 0; g < G; g++) {
@@ -170,6 +173,7 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
             if (lg->comp_len[k] > r->comp_max) r->comp_max = lg->comp_len[k];
         }
         r->train_tokens += P;
+        r->views[g] = train_group_ids(lg->prompt, P, K, (const int* const*)lg->comp, lg->comp_len);
     }
     r->train_tokens += r->targets;
     r->gen_prompts = callocCheck((size_t)o->gen_prompts, sizeof(int*));
@@ -182,10 +186,11 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
     for (int g0 = 0; g0 < G;) {
         long tokens, att;
         int g1 = g0 + 1;
-        lm_groups_size(r->groups + g0, 1, c->n_head, &tokens, &att);
+        const TokenRoles* roles = &model_family(c->family)->roles;
+        pack_size(r->views + g0, 1, roles, c->n_head, c->n_ctx, 0, &tokens, &att);
         while (g1 < G) {
             long t2, a2;
-            lm_groups_size(r->groups + g0, g1 - g0 + 1, c->n_head, &t2, &a2);
+            pack_size(r->views + g0, g1 - g0 + 1, roles, c->n_head, c->n_ctx, 0, &t2, &a2);
             if (t2 > o->micro_tokens) break;
             tokens = t2, att = a2, g1++;
         }
@@ -204,6 +209,7 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
 static void content_free(ShapeRun* r, const LlamaBenchOptions* o) {
     for (int g = 0; g < r->n_groups; g++) lm_group_free(&r->groups[g]);
     free(r->groups);
+    free(r->views);
     for (int i = 0; i < o->gen_prompts; i++) free(r->gen_prompts[i]);
     free(r->gen_prompts);
     free(r->micro_start);
@@ -245,7 +251,7 @@ typedef struct {
     Model* m;
     const ShapeRun* r;
     const LlamaBenchOptions* o;
-    LmPacked* packed; /* one per micro-batch */
+    Packer* packed; /* one per micro-batch */
     int n_micro;      /* those a step runs: all, or the first for a warm-up */
     int n_prompts;    /* those c_generate generates for: all, or the first for a warm-up */
     float** dlogprobs;
@@ -305,8 +311,10 @@ static int c_side_run(void* arg) {
     int reset_ok = bench_peak_reset();
 
     /* the same weights on both sides: the mean log-prob of group 0's completion tokens */
-    LmPacked check;
-    lm_pack(r->groups, 1, &check);
+    Packer check;
+    packer_init(&check, m, 0, 0);
+    PackCursor cur = {0};
+    pack_next(&check, r->views, 1, &cur);
     float* check_lp = mallocCheck((size_t)check.pb.n_tokens * sizeof(float));
     model_forward_packed(m, &check.pb, check_lp);
     double lp_sum = 0;
@@ -314,15 +322,17 @@ static int c_side_run(void* arg) {
     for (int i = 0; i < check.pb.n_tokens; i++)
         if (check.pb.targets[i] >= 0) lp_sum += check_lp[i], lp_n++;
     free(check_lp);
-    lm_packed_free(&check, 1);
+    packer_free(&check);
 
     CSide s = {.m = m, .r = r, .o = o};
-    s.packed = callocCheck((size_t)r->n_micro, sizeof(LmPacked));
+    s.packed = callocCheck((size_t)r->n_micro, sizeof(Packer));
     s.dlogprobs = callocCheck((size_t)r->n_micro, sizeof(float*));
     s.logprobs = mallocCheck((size_t)r->cap.max_tokens * sizeof(float));
     for (int b = 0; b < r->n_micro; b++) {
         int g0 = r->micro_start[b], n = r->micro_start[b + 1] - g0;
-        lm_pack(r->groups + g0, n, &s.packed[b]);
+        PackCursor at = {0};
+        packer_init(&s.packed[b], m, 0, 0);
+        pack_next(&s.packed[b], r->views + g0, n, &at); /* the capacity holds the micro-batch */
         const PackedBatch* pb = &s.packed[b].pb;
         s.dlogprobs[b] = mallocCheck((size_t)pb->n_tokens * sizeof(float));
         for (int i = 0; i < pb->n_tokens; i++)
@@ -357,7 +367,7 @@ static int c_side_run(void* arg) {
     int rc = bench_json_write(path, j);
     cJSON_Delete(j);
     for (int b = 0; b < r->n_micro; b++) {
-        lm_packed_free(&s.packed[b], r->micro_start[b + 1] - r->micro_start[b]);
+        packer_free(&s.packed[b]);
         free(s.dlogprobs[b]);
     }
     free(s.packed);

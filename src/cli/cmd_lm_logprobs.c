@@ -1,5 +1,5 @@
 /* `sapo lm logprobs`: per-token log-probs of completions under a Hugging Face model, through
- * the same packed shared-prompt forward that training uses (model/lm_batch.h): what the
+ * the same packed shared-prompt forward that training uses (rl/pack.h): what the
  * reference tests compare with transformers, and a way for users to score text by hand. */
 #include <limits.h>
 #include <stdio.h>
@@ -9,7 +9,9 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "model/hf_model.h"
+#include "model/family.h"
 #include "model/lm_batch.h"
+#include "rl/pack.h"
 
 #define CMD "lm logprobs"
 
@@ -103,8 +105,10 @@ int cmd_lm_logprobs(int argc, char** argv) {
     } else if (read_groups(in, &cfg, &groups, &n) == 0) {
         long tokens = 1, att = 1;
         for (int i = 0; i < n; i++) { /* one group a forward: the largest sets the capacity */
+            TrainGroup tg = train_group_ids(groups[i].prompt, groups[i].n_prompt, groups[i].n_comp,
+                                            (const int* const*)groups[i].comp, groups[i].comp_len);
             long t, at;
-            lm_groups_size(&groups[i], 1, cfg.n_head, &t, &at);
+            pack_size(&tg, 1, &model_family(cfg.family)->roles, cfg.n_head, cfg.n_ctx, 0, &t, &at);
             if (t > tokens) tokens = t;
             if (at > att) att = at;
         }
@@ -115,19 +119,27 @@ int cmd_lm_logprobs(int argc, char** argv) {
             fprintf(stderr, "sapo %s: %s\n", CMD, err);
         } else {
             float* lp = mallocCheck((size_t)tokens * sizeof(float));
+            float* flat = mallocCheck((size_t)tokens * sizeof(float)); /* the completion tokens' in order */
+            Packer pk;
+            packer_init(&pk, h.model, 0, 0);
             for (int i = 0; i < n; i++) {
-                LmPacked p;
-                lm_pack(&groups[i], 1, &p);
-                model_forward_packed(h.model, &p.pb, lp);
+                TrainGroup tg = train_group_ids(groups[i].prompt, groups[i].n_prompt, groups[i].n_comp,
+                                                (const int* const*)groups[i].comp, groups[i].comp_len);
+                PackCursor cur = {0};
+                pack_next(&pk, &tg, 1, &cur); /* the capacity holds the whole group */
+                model_forward_packed(h.model, &pk.pb, lp);
+                for (int t = 0; t < pk.pb.n_tokens; t++)
+                    if (pk.loss_id[t] >= 0) flat[pk.loss_id[t]] = lp[t];
                 printf("{\"logprobs\": [");
-                for (int k = 0; k < groups[i].n_comp; k++) {
+                for (int k = 0, at = 0; k < groups[i].n_comp; at += groups[i].comp_len[k++]) {
                     printf(k ? ", [" : "[");
-                    for (int j = 0; j < groups[i].comp_len[k]; j++) printf(j ? ", %.9g" : "%.9g", lp[p.at[0][k] + j]);
+                    for (int j = 0; j < groups[i].comp_len[k]; j++) printf(j ? ", %.9g" : "%.9g", flat[at + j]);
                     printf("]");
                 }
                 printf("]}\n");
-                lm_packed_free(&p, 1);
             }
+            packer_free(&pk);
+            free(flat);
             free(lp);
             hf_model_close(&h);
             rc = 0;

@@ -1,4 +1,4 @@
-/* Reading and packing `sapo lm logprobs` groups (see lm_batch.h). */
+/* Reading `sapo lm logprobs` groups (see lm_batch.h). */
 #include "model/lm_batch.h"
 
 #include <math.h>
@@ -102,63 +102,4 @@ void lm_group_free(LmGroup* g) {
     free(g->dlogprobs);
     free(g->prompt);
     memset(g, 0, sizeof *g);
-}
-
-void lm_groups_size(const LmGroup* g, int n, int n_head, long* tokens, long* att) {
-    long t = 0, a = 0;
-    for (int i = 0; i < n; i++) {
-        long p = g[i].n_prompt - 1;
-        t += p;
-        a += p * p;
-        for (int k = 0; k < g[i].n_comp; k++) {
-            long len = g[i].comp_len[k];
-            t += len;
-            a += len * (p + len);
-        }
-    }
-    *tokens = t;
-    *att = a * n_head;
-}
-
-void lm_pack(const LmGroup* g, int n, LmPacked* out) {
-    long tokens, att;
-    lm_groups_size(g, n, 1, &tokens, &att);
-    int n_segs = 0;
-    for (int i = 0; i < n; i++) n_segs += 1 + g[i].n_comp;
-    out->inputs = mallocCheck((size_t)(tokens ? tokens : 1) * sizeof(int));
-    out->targets = mallocCheck((size_t)(tokens ? tokens : 1) * sizeof(int));
-    out->segs = mallocCheck((size_t)n_segs * sizeof(Segment));
-    out->at = mallocCheck((size_t)(n ? n : 1) * sizeof(int*));
-    int t = 0, s = 0;
-    for (int i = 0; i < n; i++) {
-        int p = g[i].n_prompt - 1, prefix = -1;
-        if (p > 0) { /* the prompt but its last token: computed once for every completion */
-            prefix = s;
-            out->segs[s++] = (Segment){.start = t, .len = p, .prefix = -1};
-            for (int j = 0; j < p; j++) {
-                out->inputs[t] = g[i].prompt[j];
-                out->targets[t++] = -1;
-            }
-        }
-        out->at[i] = mallocCheck((size_t)g[i].n_comp * sizeof(int));
-        for (int k = 0; k < g[i].n_comp; k++) {
-            int len = g[i].comp_len[k];
-            out->segs[s++] = (Segment){.start = t, .len = len, .prefix = prefix};
-            out->at[i][k] = t;
-            for (int j = 0; j < len; j++) {
-                out->inputs[t] = j == 0 ? g[i].prompt[p] : g[i].comp[k][j - 1];
-                out->targets[t++] = g[i].comp[k][j];
-            }
-        }
-    }
-    out->pb = (PackedBatch){.n_tokens = t, .inputs = out->inputs, .targets = out->targets, .n_segments = s,
-                            .segs = out->segs, .logit_scale = 1.0f};
-}
-
-void lm_packed_free(LmPacked* p, int n) {
-    for (int i = 0; i < n; i++) free(p->at[i]);
-    free(p->at);
-    free(p->inputs);
-    free(p->targets);
-    free(p->segs);
 }

@@ -11,6 +11,11 @@
 
 #include "core/check.h"
 
+TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, const int* const* completions, const int* lens) {
+    return (TrainGroup){.n = n, .prompt_ids = prompt, .prompt_len = prompt_len, .completion_ids = completions,
+                        .completion_lens = lens};
+}
+
 int train_completion_len(const TrainGroup* g, int c) {
     return g->prompt_ids ? g->completion_lens[c] : (int)strlen(g->completions[c]);
 }
@@ -96,6 +101,36 @@ long pack_count_loss_tokens(const TrainGroup* groups, int n_groups, int n_ctx, i
     return total;
 }
 
+/* What completion c of g adds to a micro-batch whose prompt segment p is (prompt_here) or is
+ * not yet in it: tokens, attention weights (all heads) and segments. */
+typedef struct {
+    long tokens, att;
+    int segs;
+} PackAdd;
+static PackAdd pack_add(long n, long p, int prompt_here, int n_head) {
+    int with_prompt = !prompt_here && p > 0;
+    return (PackAdd){.tokens = n + (with_prompt ? p : 0), .att = n_head * (n * (p + n) + (with_prompt ? p * p : 0)),
+                     .segs = 1 + with_prompt};
+}
+
+void pack_size(const TrainGroup* groups, int n, const TokenRoles* roles, int n_head, int n_ctx, int append_eos,
+               long* tokens, long* att) {
+    *tokens = *att = 0;
+    for (int gi = 0; gi < n; gi++) {
+        const TrainGroup* g = &groups[gi];
+        GroupCut cut = cut_group(g, roles, n_ctx, append_eos);
+        int prompt_here = 0;
+        for (int c = 0; c < g->n; c++) {
+            long k = kept_completion(g, c, n_ctx, append_eos) + append_eos;
+            if (k == 0) continue;
+            PackAdd add = pack_add(k, cut.seg, prompt_here, n_head);
+            *tokens += add.tokens;
+            *att += add.att;
+            prompt_here = 1;
+        }
+    }
+}
+
 /* Appends the prompt segment of a group: [start] and the kept prompt but its last token. */
 static void put_prompt(Packer* pk, const TrainGroup* g, const GroupCut* cut) {
     PackedBatch* pb = &pk->pb;
@@ -151,11 +186,9 @@ int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cu
                 cur->completion = c + 1;
                 continue;
             }
-            long add_tok = n + (prompt_here || p == 0 ? 0 : p);
-            long add_att = pk->n_head * (n * (p + n) + (prompt_here || p == 0 ? 0 : p * p));
-            int add_seg = 1 + (prompt_here || p == 0 ? 0 : 1);
-            if (pb->n_tokens + add_tok > pk->cap_tokens || att + add_att > pk->cap_att ||
-                pb->n_segments + add_seg > pk->cap_segments) {
+            PackAdd add = pack_add(n, p, prompt_here, pk->n_head);
+            if (pb->n_tokens + add.tokens > pk->cap_tokens || att + add.att > pk->cap_att ||
+                pb->n_segments + add.segs > pk->cap_segments) {
                 if (pb->n_tokens > 0) return 1; /* the micro-batch is full; continue from here */
                 sapo_die("training: a prompt of %ld tokens with a completion of %ld does not fit the model's capacity "
                          "(%d tokens, %ld attention weights per layer)",
@@ -168,7 +201,7 @@ int pack_next(Packer* pk, const TrainGroup* groups, int n_groups, PackCursor* cu
             prompt_here = 1;
             put_completion(pk, g, &cut, c, g->behaviour ? g->behaviour[c] : NULL, kept, g->weights ? g->weights[c] : 1.0f,
                            prefix, cur);
-            att += add_att;
+            att += add.att;
             cur->completion = c + 1;
         }
     }

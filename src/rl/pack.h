@@ -26,6 +26,9 @@ typedef struct {
     const int* completion_lens;
 } TrainGroup;
 
+/* A group of the model's token ids (prompt_ids set), as a view of the caller's arrays. */
+TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, const int* const* completions, const int* lens);
+
 /* Where packing stands: the next completion to pack. */
 typedef struct {
     int group, completion;
@@ -56,6 +59,12 @@ void packer_free(Packer* pk);
 long pack_count_loss_tokens(const TrainGroup* groups, int n_groups, int n_ctx, int append_eos);
 /* The token of completion c at i, and its length, whichever form the group holds. */
 int train_completion_len(const TrainGroup* g, int c);
+
+/* What groups [0, n) take when pack_next lays them out in one micro-batch for a model of
+ * n_head heads, context n_ctx and these roles: its tokens and its attention weights per layer,
+ * the capacity they need (for sizing a model before it is opened). */
+void pack_size(const TrainGroup* groups, int n, const TokenRoles* roles, int n_head, int n_ctx, int append_eos,
+               long* tokens, long* att);
 
 /* Packs the next micro-batch from cur on into pk->pb and advances cur; returns 0 when every
  * completion is packed. Dies with a clear message when a single prompt and completion

@@ -1,6 +1,6 @@
 /* Dumps what tests/reference/test_llama_vs_transformers.py compares with transformers for a
  * Hugging Face model: the per-token log-probs of groups packed into ONE batch (every prompt
- * shared by its completions, model/lm_batch.h) and the gradient of
+ * shared by its completions, rl/pack.h) and the gradient of
  * L = sum over completion tokens of logprob * dlogprob with respect to every HF tensor, in
  * the HF name and shape (fused tensors split as model/hf_dir.h writes them).
  * usage: tool_llama_dump MODEL_DIR IN.jsonl OUT.bin [--deterministic]
@@ -16,7 +16,9 @@
 #include "model/hf_dir.h"
 #include "model/hf_model.h"
 #include "model/llama.h"
+#include "model/family.h"
 #include "model/lm_batch.h"
+#include "rl/pack.h"
 #include "dump_writer.h"
 
 int main(int argc, char** argv) {
@@ -40,29 +42,34 @@ int main(int argc, char** argv) {
     }
     free(line);
     fclose(in);
+    TrainGroup tg[64];
+    for (int i = 0; i < n; i++)
+        tg[i] = train_group_ids(g[i].prompt, g[i].n_prompt, g[i].n_comp, (const int* const*)g[i].comp, g[i].comp_len);
     long tokens, att;
-    lm_groups_size(g, n, cfg.n_head, &tokens, &att);
+    pack_size(tg, n, &model_family(cfg.family)->roles, cfg.n_head, cfg.n_ctx, 0, &tokens, &att);
     ModelCapacity mc = {.max_tokens = (int)tokens, .max_att = att, .max_prefixes = 1, .max_rows = 1, .row_ctx = 1};
     HfModel h;
     if (hf_model_open(&h, argv[1], model_backend_find("cpu"), &mc, 0, det, 0, err, sizeof err)) sapo_die("%s", err);
     Model* m = h.model;
-    LmPacked p;
-    lm_pack(g, n, &p);
+    Packer pk;
+    packer_init(&pk, m, 0, 0);
+    PackCursor cur = {0};
+    pack_next(&pk, tg, n, &cur); /* the capacity holds every group */
     float* lp = mallocCheck((size_t)tokens * sizeof(float));
     float* dlp = callocCheck((size_t)tokens, sizeof(float));
     model_zero_grad(m);
-    model_forward_packed(m, &p.pb, lp);
-    long n_out = 0;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < g[i].n_comp; k++) n_out += g[i].comp_len[k];
-    float* flat = mallocCheck((size_t)n_out * sizeof(float));
-    long o = 0;
-    for (int i = 0; i < n; i++)
+    model_forward_packed(m, &pk.pb, lp);
+    long n_out = cur.loss_tokens;
+    float* flat = mallocCheck((size_t)(n_out ? n_out : 1) * sizeof(float));
+    float* dflat = mallocCheck((size_t)(n_out ? n_out : 1) * sizeof(float)); /* the dlogprobs in the same order */
+    for (int i = 0, o = 0; i < n; i++)
         for (int k = 0; k < g[i].n_comp; k++)
-            for (int j = 0; j < g[i].comp_len[k]; j++) {
-                flat[o++] = lp[p.at[i][k] + j];
-                dlp[p.at[i][k] + j] = g[i].dlogprobs[k][j];
-            }
+            for (int j = 0; j < g[i].comp_len[k]; j++) dflat[o++] = g[i].dlogprobs[k][j];
+    for (int t = 0; t < pk.pb.n_tokens; t++)
+        if (pk.loss_id[t] >= 0) {
+            flat[pk.loss_id[t]] = lp[t];
+            dlp[t] = dflat[pk.loss_id[t]];
+        }
     model_backward(m, dlp);
     m->backend->download(m);
     FILE* out = fopenCheck(argv[3], "wb");
@@ -84,7 +91,8 @@ int main(int argc, char** argv) {
     free(flat);
     free(lp);
     free(dlp);
-    lm_packed_free(&p, n);
+    packer_free(&pk);
+    free(dflat);
     for (int i = 0; i < n; i++) lm_group_free(&g[i]);
     hf_model_close(&h);
     return 0;

@@ -321,11 +321,49 @@ static void test_packed_check(void) {
     model_free(m);
 }
 
+/* pack_size says what pack_next lays out: a capacity of exactly its tokens and attention
+ * weights holds the groups in one micro-batch of that many tokens (prompts cut, an empty
+ * prompt, with and without EOS), and one token or one attention weight less does not. */
+static void test_pack_size(void) {
+    TrainGroup g[3];
+    make_groups(g);
+    for (int eos = 0; eos <= 1; eos++) {
+        Model* probe = model_with(0, 1);
+        long tokens, att;
+        pack_size(g, 3, &probe->roles, CFG.n_head, CFG.n_ctx, eos, &tokens, &att);
+        model_free(probe);
+        for (int less = 0; less <= 2; less++) { /* 0: exact; 1: a token less; 2: an attention weight less */
+            ModelCapacity cap = model_capacity_dense(&CFG, 16);
+            cap.max_tokens = (int)tokens - (less == 1);
+            cap.max_att = att - (less == 2);
+            Model* m = model_create_cap(&CFG, model_backend_find("cpu"), &cap, 1);
+            Packer pk;
+            packer_init(&pk, m, 0, eos);
+            PackCursor cur = {0};
+            int batches = 0, first = 0;
+            while (pack_next(&pk, g, 3, &cur)) {
+                if (!batches) first = pk.pb.n_tokens;
+                batches++;
+            }
+            if (less == 0)
+                EXPECT(batches == 1 && first == tokens, "eos %d: a capacity of pack_size's %ld tokens, %ld att took %d "
+                       "micro-batches, the first of %d tokens", eos, tokens, att, batches, first);
+            else
+                EXPECT(batches > 1, "eos %d: %s less than pack_size's still packed everything in one micro-batch", eos,
+                       less == 1 ? "a token" : "an attention weight");
+            packer_free(&pk);
+            model_free(m);
+        }
+        printf("  pack_size, eos %d: %ld tokens, %ld attention weights per layer\n", eos, tokens, att);
+    }
+}
+
 int main(void) {
     test_shared_equals_unshared();
     test_trainer_micro_batches();
     test_sft_packed();
     test_grouped_generation();
     test_packed_check();
+    test_pack_size();
     return test_finish("model_packed");
 }
