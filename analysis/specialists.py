@@ -239,8 +239,9 @@ def section_provenance(study, costs, machine, argv):
         c = costs.get(f"{arm}-{split}-s{seed}", {})
         rows.append([f"`{os.path.basename(e.path)}`", e.run.n_rounds, e.status, c.get("seconds", "–"),
                      c.get("commit", "–"), e.run.numerics, sha256(e.path)])
-    lines.append(f"{len(study.entries)} of the {study.expected()} planned runs are in (seeds "
-                 f"{', '.join(map(str, study.seeds))}).")
+    present = sorted({seed for _, _, seed in study.entries})
+    lines.append(f"{len(study.entries)} of the {study.expected()} planned runs are in (planned seeds "
+                 f"{', '.join(map(str, study.seeds))}; runs in from seeds {', '.join(map(str, present)) or 'none'}).")
     if rows:
         lines.append(table(["summary", "rounds", "status", "run seconds", "commit", "numerics", "sha256[:12]"], rows,
                            ["l", "r", "l", "r", "l", "r", "l"]))
