@@ -173,7 +173,7 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
             if (lg->comp_len[k] > r->comp_max) r->comp_max = lg->comp_len[k];
         }
         r->train_tokens += P;
-        r->views[g] = train_group_ids(lg->prompt, P, K, (const int* const*)lg->comp, lg->comp_len);
+        r->views[g] = train_group_ids(lg->prompt, P, K, lg->comp, lg->comp_len);
     }
     r->train_tokens += r->targets;
     r->gen_prompts = callocCheck((size_t)o->gen_prompts, sizeof(int*));
@@ -183,10 +183,10 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
     ModelCapacity need = r->cap;
     r->micro_start = mallocCheck((size_t)(G + 1) * sizeof(int));
     r->n_micro = 0;
+    const TokenRoles* roles = &model_family(c->family)->roles;
     for (int g0 = 0; g0 < G;) {
         long tokens, att;
         int g1 = g0 + 1;
-        const TokenRoles* roles = &model_family(c->family)->roles;
         pack_size(r->views + g0, 1, roles, c->n_head, c->n_ctx, 0, &tokens, &att);
         while (g1 < G) {
             long t2, a2;

@@ -95,6 +95,7 @@ int cmd_lm_logprobs(int argc, char** argv) {
     char err[512];
     ModelShape cfg;
     LmGroup* groups = NULL;
+    TrainGroup* tg = NULL; /* the groups as rl/pack.h packs them */
     int n = 0, det = a.opt[OPT_DET] != NULL;
     const char* path = a.n_pos ? a.pos[0] : "-";
     FILE* in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -104,11 +105,12 @@ int cmd_lm_logprobs(int argc, char** argv) {
         fprintf(stderr, "sapo %s: %s\n", CMD, err);
     } else if (read_groups(in, &cfg, &groups, &n) == 0) {
         long tokens = 1, att = 1;
+        tg = mallocCheck((size_t)(n ? n : 1) * sizeof *tg);
         for (int i = 0; i < n; i++) { /* one group a forward: the largest sets the capacity */
-            TrainGroup tg = train_group_ids(groups[i].prompt, groups[i].n_prompt, groups[i].n_comp,
-                                            (const int* const*)groups[i].comp, groups[i].comp_len);
+            tg[i] = train_group_ids(groups[i].prompt, groups[i].n_prompt, groups[i].n_comp, groups[i].comp,
+                                    groups[i].comp_len);
             long t, at;
-            pack_size(&tg, 1, &model_family(cfg.family)->roles, cfg.n_head, cfg.n_ctx, 0, &t, &at);
+            pack_size(&tg[i], 1, &model_family(cfg.family)->roles, cfg.n_head, cfg.n_ctx, 0, &t, &at);
             if (t > tokens) tokens = t;
             if (at > att) att = at;
         }
@@ -123,10 +125,8 @@ int cmd_lm_logprobs(int argc, char** argv) {
             Packer pk;
             packer_init(&pk, h.model, 0, 0);
             for (int i = 0; i < n; i++) {
-                TrainGroup tg = train_group_ids(groups[i].prompt, groups[i].n_prompt, groups[i].n_comp,
-                                                (const int* const*)groups[i].comp, groups[i].comp_len);
                 PackCursor cur = {0};
-                pack_next(&pk, &tg, 1, &cur); /* the capacity holds the whole group */
+                pack_next(&pk, &tg[i], 1, &cur); /* the capacity holds the whole group */
                 model_forward_packed(h.model, &pk.pb, lp);
                 for (int t = 0; t < pk.pb.n_tokens; t++)
                     if (pk.loss_id[t] >= 0) flat[pk.loss_id[t]] = lp[t];
@@ -148,6 +148,7 @@ int cmd_lm_logprobs(int argc, char** argv) {
     if (in && in != stdin) fclose(in);
     for (int i = 0; i < n; i++) lm_group_free(&groups[i]);
     free(groups);
+    free(tg);
     cli_args_free(&a);
     return rc;
 }

@@ -11,9 +11,9 @@
 
 #include "core/check.h"
 
-TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, const int* const* completions, const int* lens) {
-    return (TrainGroup){.n = n, .prompt_ids = prompt, .prompt_len = prompt_len, .completion_ids = completions,
-                        .completion_lens = lens};
+TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, int* const* completions, const int* lens) {
+    return (TrainGroup){.n = n, .prompt_ids = prompt, .prompt_len = prompt_len,
+                        .completion_ids = (const int* const*)completions, .completion_lens = lens};
 }
 
 int train_completion_len(const TrainGroup* g, int c) {

@@ -27,7 +27,7 @@ typedef struct {
 } TrainGroup;
 
 /* A group of the model's token ids (prompt_ids set), as a view of the caller's arrays. */
-TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, const int* const* completions, const int* lens);
+TrainGroup train_group_ids(const int* prompt, int prompt_len, int n, int* const* completions, const int* lens);
 
 /* Where packing stands: the next completion to pack. */
 typedef struct {

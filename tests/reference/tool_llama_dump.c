@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     fclose(in);
     TrainGroup tg[64];
     for (int i = 0; i < n; i++)
-        tg[i] = train_group_ids(g[i].prompt, g[i].n_prompt, g[i].n_comp, (const int* const*)g[i].comp, g[i].comp_len);
+        tg[i] = train_group_ids(g[i].prompt, g[i].n_prompt, g[i].n_comp, g[i].comp, g[i].comp_len);
     long tokens, att;
     pack_size(tg, n, &model_family(cfg.family)->roles, cfg.n_head, cfg.n_ctx, 0, &tokens, &att);
     ModelCapacity mc = {.max_tokens = (int)tokens, .max_att = att, .max_prefixes = 1, .max_rows = 1, .row_ctx = 1};
