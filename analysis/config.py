@@ -21,6 +21,22 @@ class RunConfig:
         """The value node K runs with: its override when there is one, else the swarm's."""
         return self.nodes.get(node, {}).get(key, self.swarm.get(key, default))
 
+    def differs(self, key, want):
+        """None when the run's KEY (node.K.section.key: node K's) is want (numbers compared as
+        numbers: 1 is 1.0), else what it is instead ('(not set)' when absent)."""
+        if key.startswith("node."):
+            _, node, rest = key.split(".", 2)
+            got = self.node_get(int(node), rest)
+        else:
+            got = self.get(key)
+        if got is None:
+            return "(not set)"
+        try:
+            same = float(got) == float(want)
+        except (TypeError, ValueError):
+            same = str(got).strip() == str(want).strip()
+        return None if same else got
+
     def get_int(self, key, default=None, where="config"):
         value = self.swarm.get(key)
         if value is None:

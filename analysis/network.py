@@ -31,7 +31,7 @@ from .paired import t975
 from .report import fmt, table
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
-from .studies import (ArmStudy, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
+from .studies import (ArmStudy, no_runs_text, costs_line, family_section, ignored_and_warnings, provenance_head, read_costs,
                       spread_text, study_main, write_report)
 
 CONDS = ("lat4", "lat32", "drop50", "churn30", "slow4")
@@ -103,21 +103,12 @@ class Study(ArmStudy):
                 self.warnings.append(f"{e.path}: {note}")
             cond = e.arm.split("_", 1)[0]
             for key, want in KEYS.get(cond, {}).items():
-                node, rest = (key.split(".", 2)[1:] if key.startswith("node.") else (None, key))
-                got = e.run.config.get(rest) if node is None else e.run.config.node_get(int(node), rest)
-                if got is None or not _same(got, want):
-                    self.warnings.append(f"{e.path}: {key} = {got if got is not None else '(not set)'}, the plan's "
-                                         f"{cond} sets {want}")
+                got = e.run.config.differs(key, want)
+                if got is not None:
+                    self.warnings.append(f"{e.path}: {key} = {got}, the plan's {cond} sets {want}")
 
     def expected(self):
         return len(CONDS) * len(ARMS) * len(self.seeds)
-
-
-def _same(got, want):
-    try:
-        return float(got) == float(want)
-    except (TypeError, ValueError):
-        return str(got).strip() == want
 
 
 # ---- what survives -------------------------------------------------------------------------
@@ -329,30 +320,19 @@ def section_definitions(last_k):
         "the exact sign-flip p. Everything outside the two families is descriptive."])
 
 
-def section_family(study, family, title, what, labels):
-    ps, md = family_table(study, family, DIGITS, labels, with_ci=True, whole=True)
-    n_p = sum(np.isfinite(p["p"]) for p in ps.values())
-    return ps, "\n\n".join([
-        f"## {title}", f"{what} Holm over all {len(family)} ({n_p} with a p; a comparison without one counts as "
-        f"p = 1). With 4 seeds the smallest exact sign-flip p is 0.125: no comparison reaches 0.05 without the "
-        f"normality assumption of the t test.", md])
-
-
 def build(summary_dir, out_dir, clean_dir, costs=None, machine=None, seeds=SEEDS, last_k=5, argv=()):
     study = Study(summary_dir, clean_dir, seeds, last_k)
     os.makedirs(out_dir, exist_ok=True)
     costs_rows = read_costs(costs)
     labels = metric_labels(last_k)
     if not study.n_network:
-        parts = [TITLE, f"**No runs are in yet.** `{summary_dir}` holds no summary of this study's conditions, arms "
-                 f"and seeds (0 of the {study.expected()} planned runs, seeds {', '.join(map(str, study.seeds))}): "
-                 "nothing to compare. The plan, fixed before any run, is results/network/README.md.",
+        parts = [TITLE, no_runs_text(summary_dir, "conditions, arms and seeds", study, "results/network/README.md"),
                  f"This report: `python3 -m analysis.network {' '.join(argv)}`.", SCOPE]
     else:
-        prim = section_family(study, PRIMARY, "The primary family: what the network costs each arm",
+        prim = family_section(study, PRIMARY, DIGITS, "The primary family: what the network costs each arm",
                               "Each COND_ARM against the same arm's clean run (the specialist study's), paired by seed,"
                               " on both primary metrics.", labels)
-        sec = section_family(study, SECONDARY, "The secondary family: against the silo",
+        sec = family_section(study, SECONDARY, DIGITS, "The secondary family: against the silo",
                              "Each COND_ARM against spec_silo 8/0 of the same seed.", labels)
         surv, surv_md = section_survival(study)
         survival_figure(surv, out_dir)

@@ -38,7 +38,7 @@ from . import calibration_rule, figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
+from .studies import (ArmStudy, no_runs_text, comparison_table, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
                       spread_text, study_main, write_report)
 
 TASKS = tuple(calibration_rule.TASKS)
@@ -601,9 +601,7 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
     warm = read_warmups(warmups, study.seeds, study.warnings) if warmups else {}
     tail = ([section_warmups(warm)] if warm else [])
     if not study.entries:
-        parts = [TITLE, "**No runs are in yet.** " + f"`{summary_dir}` holds no summary of this study's arms and seeds "
-                 f"(0 of the {study.expected()} planned runs, seeds {', '.join(map(str, study.seeds))}): nothing to "
-                 "compare. The plan, fixed before any run, is results/specialists/README.md.",
+        parts = [TITLE, no_runs_text(summary_dir, "arms and seeds", study, "results/specialists/README.md"),
                  f"This report: `python3 -m analysis.specialists {' '.join(argv)}`."] + ignored_and_warnings(
                  study, [w for w in study.warnings if not w.endswith(": missing")]) + tail + [SCOPE]
     else:

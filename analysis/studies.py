@@ -150,6 +150,20 @@ def family_table(study, family, digits, metric_label, with_ci=False, whole=False
     return ps, table(head, rows, ["l", "l"] + ["r"] * (len(head) - 3) + ["l"])
 
 
+def family_section(study, family, digits, title, what, labels):
+    """A Holm family as a report section: its title, what it compares, the family table over all
+    of it (family_table with CIs, whole) and what the seeds allow the sign-flip p to reach.
+    Returns ({name: compare()}, markdown)."""
+    ps, md = family_table(study, family, digits, labels, with_ci=True, whole=True)
+    n_p = sum(np.isfinite(p["p"]) for p in ps.values())
+    n = len(study.seeds)
+    floor = 2.0 / 2 ** n if n else float("nan")
+    reach = (f"With {n} seeds the smallest exact sign-flip p is {floor:.3g}" +
+             (": no comparison reaches 0.05 without the normality assumption of the t test." if floor > 0.05 else "."))
+    return ps, "\n\n".join([f"## {title}", f"{what} Holm over all {len(family)} ({n_p} with a p; a comparison without "
+                             f"one counts as p = 1). {reach}", md])
+
+
 def comparison_table(study, comparisons, digits, metric_label, first="comparison", with_ci=False):
     """Comparisons outside any Holm family (no correction): the t test's p, the exact sign-flip
     p, the log-ratio change and the count of seeds above / below 0. Arguments as family_table's;
@@ -200,6 +214,13 @@ def ignored_and_warnings(study, warnings=None):
     if warnings:
         lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in warnings))
     return lines
+
+
+def no_runs_text(summary_dir, what, study, plan):
+    """The report's line when no run of the study is in yet (what: 'arms and seeds', ...)."""
+    return (f"**No runs are in yet.** `{summary_dir}` holds no summary of this study's {what} (0 of the "
+            f"{study.expected()} planned runs, seeds {', '.join(map(str, study.seeds))}): nothing to compare. The plan, "
+            f"fixed before any run, is {plan}.")
 
 
 def provenance_head(module, runs, machine, argv):

@@ -10,7 +10,8 @@ exactly); the mean over nodes per round of every other logged metric; the node m
 of reward_by_task (task_mean) and, for runs that log it, of eval_pass1_by_task (eval_by_task:
 pass@1 per task on the fixed held-out set, NaN where no evaluation ran, with eval_by_task_labels;
 what analysis.minipaper reads) and the same per node (node/eval_by_task, nodes x rounds x
-tasks), beside each node's specialty (run.specialty; "" unset). Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
+tasks), beside each node's specialty (run.specialty; "" unset), and for logs with weights_digest
+mean/weights_distinct: per round the number of distinct weight digests among the nodes. Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
 Also DIR/<run name>.csv: round, mean/min/max over nodes of reward_own, reward_train and
 eval_pass1, for reading without Python."""
 import argparse
@@ -48,7 +49,16 @@ def summary_arrays(run):
         d[f"node/{m}"] = run.per_node[m]
     for m, v in run.node_mean.items():
         d[f"mean/{m}"] = v
+    if "weights_digest" in run.per_node:  # a mean of digests means nothing; how many differ does
+        d["mean/weights_distinct"] = weights_distinct(run.per_node["weights_digest"])
     return d
+
+
+def weights_distinct(digests):
+    """Per round, the number of distinct weights_digest values among the nodes (1: every node
+    holds the same weights)."""
+    a = np.asarray(digests)
+    return np.array([len(set(a[:, r].tolist())) for r in range(a.shape[1])], dtype=np.float64)
 
 
 def _stats(a):

@@ -1,5 +1,6 @@
 # One swarm of a study, sourced by the study drivers (experiments/specialists/run.sh,
-# experiments/network/run.sh): study_run NAME CONFIG SEED [key=value...] runs 8 ranks of
+# experiments/network/run.sh, experiments/weights/{calibrate,run}.sh); study_setup is their
+# common preamble. study_run NAME CONFIG SEED [key=value...] runs 8 ranks of
 # CONFIG fresh, resumes RUNS/NAME (`sapo run --resume`), or skips it when it is done here
 # (DONE) or in an earlier session (its summary in OUT/summaries/, committed). Each run's wall
 # time, status, binary commit and numerics version go to OUT/costs.csv; a finished run's
@@ -36,4 +37,18 @@ study_spec_keys() {
     echo "node.$k.model.init=$1/spec-${tasks[$((k % 4))]}.ckpt"
     echo "node.$k.run.specialty=${tasks[$((k % 4))]}"
   done
+}
+
+# study_setup STUDY SAPO: the drivers' common preamble: PY, MPI as root and one OpenBLAS thread
+# per rank, RUNS (default results/runs/STUDY), OUT (default results/STUDY), WARMUPS (default
+# the specialist study's), their folders, COMMIT (default this checkout's HEAD) and NUMERICS.
+study_setup() {
+  PY=${SAPO_PYTHON:-/usr/bin/python3}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+  RUNS=${RUNS:-results/runs/$1}
+  OUT=${OUT:-results/$1}
+  WARMUPS=${WARMUPS:-results/runs/specialists/warmups}
+  mkdir -p "$RUNS" "$OUT/summaries"
+  COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
+  NUMERICS=$(study_numerics "$2")
 }

@@ -21,16 +21,9 @@ for s in $SEEDS; do [ "$s" != 0 ] || { echo "network: seed 0 is calibration's, n
 CONDS=${CONDS:-lat4 lat32 drop50 churn30 slow4}
 ARMS=${ARMS:-ratio1 positive_only ftis}
 for c in $CONDS; do [ -f "experiments/network/$c.ini" ] || { echo "network: no condition $c (experiments/network/$c.ini)" >&2; exit 2; }; done
-PY=${SAPO_PYTHON:-/usr/bin/python3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-RUNS=${RUNS:-results/runs/network}
-OUT=${OUT:-results/network}
-WARMUPS=${WARMUPS:-results/runs/specialists/warmups}
-mkdir -p "$RUNS" "$OUT/summaries"
-COMMIT=${COMMIT:-$(git rev-parse --short HEAD)}
 # shellcheck source=experiments/lib/study_run.sh
 . experiments/lib/study_run.sh
-NUMERICS=$(study_numerics "$SAPO")
+study_setup network "$SAPO"
 
 for seed in $SEEDS; do
   w=$(experiments/specialists/warmups.sh "$SAPO" "$seed" "$FORMAT" "$SPEC" "$WARMUPS/s$seed")

@@ -102,7 +102,7 @@ const CfgField CONFIG_SCHEMA[] = {
          "corrupt this node's outgoing messages (tests, adversarial nodes); lie_logprobs claims -1e30 for every behaviour log-prob"),
 
     /* [tasks] which ReasoningGYM tasks, at which difficulty. */
-    ENUM("sync.method", "none", "none|diloco|noloco", GLOBAL, "weight synchronisation beside the shared rollouts (docs/SYNC.md): none = rollouts only; diloco = every sync.every rounds an outer Nesterov step on the swarm's mean pseudo-gradient; noloco = the same within a random group of sync.group nodes, pulled toward the group's mean weights"),
+    ENUM("sync.method", "none", "none|diloco|noloco", GLOBAL, "weight synchronisation beside the shared rollouts (docs/SYNC.md): none = rollouts only; diloco = every sync.every rounds an outer Nesterov step on the swarm's mean pseudo-gradient; noloco = the same within a random group of sync.group nodes, pulled toward the group's mean weights; with sampling.external = 0 on every node, weights alone (messages carry no rollout)"),
     INT("sync.every", "10", 1, 10000000, GLOBAL, "H: rounds (local GRPO steps) between outer steps"),
     FLOAT("sync.outer_lr", "0.7", 0, 10, GLOBAL, "outer learning rate (DiLoCo's eta, NoLoCo's beta)"),
     FLOAT_HI_OPEN("sync.outer_momentum", "0.9", 0, 1, GLOBAL, "outer momentum (DiLoCo's Nesterov mu, NoLoCo's alpha); 0 = none"),

@@ -24,6 +24,14 @@
 #include "swarm/token_groups.h"
 #include "tasks/infra/answer.h"
 
+/* Whether any node of the swarm draws external groups (sampling.external > 0): if none does and
+ * weights are synchronised, rollouts have no reader and the swarm shares weights alone. */
+static int swarm_draws_external(const RunSettings* rs) {
+    for (int k = 0; k < rs->n_nodes; k++)
+        if (rs->node[k].n_external > 0) return 1;
+    return 0;
+}
+
 SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err, size_t errlen) {
     SwarmNode* n = callocCheck(1, sizeof *n);
     n->rank = rank;
@@ -57,6 +65,7 @@ SwarmNode* node_create(const RunSettings* rs, int rank, MPI_Comm comm, char* err
                                     sizeof n->exchange_info);
     if (n->sw.sync.method != SYNC_NONE && transport_p2p(n->transport))
         n->sync_p2p = sync_p2p_create(comm, n->netem, rank, &n->sw.sync, transport_p2p(n->transport));
+    n->ship_rollouts = n->sw.sync.method == SYNC_NONE || swarm_draws_external(rs);
     ModelShape g = n->set.model;
     const ModelBackend* backend = model_backend_for(n->set.backend);
     uint64_t init_seed = n->sw.init_seed;
@@ -267,12 +276,14 @@ static void ship_token_ids(SwarmNode* n, const RoundState* s, int i, RolloutGrou
     }
 }
 
-/* The encoded message of this round's I groups (net.fault's lies applied). */
+/* The encoded message of this round's I groups (net.fault's lies applied); with weights-only
+ * sharing (ship_rollouts 0) a message of no group, so the exchange keeps its rhythm. */
 static void round_encode(SwarmNode* n, RoundState* s) {
     char err[512];
-    SwarmMessage msg = {.sender = n->rank, .round = s->round, .n_groups = s->I};
-    msg.groups = callocCheck(s->I, sizeof(RolloutGroup));
-    for (int i = 0; i < s->I; i++) {
+    int shipped = n->ship_rollouts ? s->I : 0;
+    SwarmMessage msg = {.sender = n->rank, .round = s->round, .n_groups = shipped};
+    msg.groups = callocCheck(shipped > 0 ? shipped : 1, sizeof(RolloutGroup));
+    for (int i = 0; i < shipped; i++) {
         const Question* q = &s->qs[i];
         RolloutGroup* g = &msg.groups[i];
         g->task_id = q->slot->task_id;
@@ -289,7 +300,7 @@ static void round_encode(SwarmNode* n, RoundState* s) {
         node_fault_corrupt_group(n->set.fault, g);
     }
     if (message_encode(&msg, &s->msg, &s->msg_len, err, sizeof err)) sapo_die("encoding this round's message: %s", err);
-    for (int i = 0; i < s->I; i++) {
+    for (int i = 0; i < shipped; i++) {
         free(msg.groups[i].metadata_json);
         free(msg.groups[i].n_tokens);
         free(msg.groups[i].token_ids);

@@ -42,6 +42,7 @@ typedef struct {
     Netem* netem;
     WeightSync* sync;       /* sync.method's outer state (weight_sync.h); NULL with none */
     struct SyncP2P* sync_p2p; /* with sync.method over p2p: the weight messages' transport (sync_exchange.h) */
+    int ship_rollouts;        /* 0: weights-only sharing (sync on, no node draws external groups): messages carry no group */
     double slowdown;        /* this node's net.slowdown (real sleep with clock = wall) */
     ModelCapacity cap;      /* what the policy (and ref) allocate: node_model_capacity */
     int max_prompts;        /* prompts generated for at once: max(I, eval_questions) */

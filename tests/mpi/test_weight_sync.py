@@ -13,6 +13,7 @@
   two nodes hold the same weights after a step exactly when neither message was lost); with
   latency the average takes the contributions of the round before (sync_age 1); a node sending
   garbage has its weight messages rejected and counted (sync_rejected), never averaged.
+- A swarm sharing weights alone (sync on, J = 0 on every node) sends rollout messages of no group.
 - Config errors: nodes of different shapes, sync.group above the swarm.
 """
 import subprocess
@@ -139,6 +140,29 @@ def test_p2p_noloco_sends_to_its_group_only(tmp_path, calendar_warmup):
         assert P == int(P) and P > 1000, (extra_d, P)
         assert extra_n == head + 8 * P, f"node {k}: NoLoCo sent {extra_n} weight bytes, not one copy of {head + 8 * P}"
         assert column(nol, k, "sync_peers")[0] == 1 and column(nol, k, "sync_dropped")[0] == 0
+
+
+def test_weights_only_swarm_ships_no_rollouts(tmp_path, calendar_warmup):
+    # J = 0 on every node with sync on: each round's rollout message is a header of no group
+    # (run.dump_messages writes what is sent), every node still gets one a round from each peer
+    # and its pool stays empty; with sync off, or one node drawing a group, rollouts ship again
+    base = ["net.transport=p2p", "sync.every=1", "swarm.rounds=2", "sampling.local=3", "sampling.external=0"]
+
+    def dumped(name, extra):
+        d = tmp_path / f"{name}-msgs"
+        d.mkdir()
+        out = run(tmp_path, name, base + [f"run.dump_messages={d}"] + extra, calendar_warmup)
+        return out, [p.stat().st_size for p in d.iterdir()]
+
+    out, sizes = dumped("alone", ["sync.method=diloco"])
+    assert len(sizes) == 2 * NP and max(sizes) < 64, sizes
+    for k in range(NP):
+        assert (column(out, k, "msgs_received") == NP - 1).all() and (column(out, k, "pool_size") == 0).all()
+        assert (column(out, k, "sync_peers") == NP - 1).all()
+    for name, extra in (("none", []),
+                        ("reader", ["sync.method=diloco", "node.1.sampling.local=2", "node.1.sampling.external=1"])):
+        sizes = dumped(name, extra)[1]
+        assert len(sizes) == 2 * NP and min(sizes) > 200, (name, sizes)
 
 
 def test_p2p_replay_is_bit_identical(tmp_path, calendar_warmup):
