@@ -31,8 +31,8 @@ from .paired import t975
 from .report import fmt, table
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
-from .studies import (ArmStudy, no_runs_text, costs_line, family_section, ignored_and_warnings, provenance_head, read_costs,
-                      spread_text, study_main, write_report)
+from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, no_runs_text, provenance_head,
+                      read_costs, spread_text, study_main, write_report)
 
 CONDS = ("lat4", "lat32", "drop50", "churn30", "slow4")
 ARMS = ("ratio1", "positive_only", "ftis")

@@ -38,8 +38,8 @@ from . import calibration_rule, figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, no_runs_text, comparison_table, costs_line, family_table, ignored_and_warnings, provenance_head, read_costs,
-                      spread_text, study_main, write_report)
+from .studies import (ArmStudy, comparison_table, costs_line, family_section, ignored_and_warnings, no_runs_text,
+                      provenance_head, read_costs, spread_text, study_main, write_report)
 
 TASKS = tuple(calibration_rule.TASKS)
 ARMS = {  # arm: its splits (README.md, 'The arms')
@@ -278,10 +278,8 @@ def section_definitions(study):
 
 
 def section_family(study, family, title, note):
-    ps, text = family_table(study, family, DIGITS, metric_labels(study.last_k), with_ci=True, whole=True)
-    m = sum(np.isfinite(p["p"]) for p in ps.values())
-    return ps, "\n\n".join([f"## {title}", f"{note}: {len(family)} comparisons, Holm over all {len(family)} ({m} with a "
-                                           f"p; one without, fewer than 2 paired seeds, counts as p = 1).", text])
+    return family_section(study, family, DIGITS, title, f"{note}: {len(family)} comparisons.",
+                          metric_labels(study.last_k))
 
 
 def section_main(study):

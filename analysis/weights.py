@@ -36,8 +36,8 @@ from .paired import ci95
 from .report import table
 from .runs import require_one_numerics
 from .specialists import run_values
-from .studies import (ArmStudy, no_runs_text, costs_line, family_section, ignored_and_warnings, provenance_head, read_costs,
-                      spread_text, study_main, write_report)
+from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, no_runs_text, provenance_head,
+                      read_costs, spread_text, study_main, write_report)
 
 NETS = ("clean", "hard")
 SHARING = ("sapo_ratio1", "sapo_best", "diloco", "noloco", "noloco_sapo")
