@@ -31,8 +31,8 @@ from .paired import t975
 from .report import fmt, table
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
-from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, no_runs_text, provenance_head,
-                      read_costs, spread_text, study_main, write_report)
+from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, interim_lines, no_runs_text,
+                      provenance_head, read_costs, spread_text, study_main, write_report)
 
 CONDS = ("lat4", "lat32", "drop50", "churn30", "slow4")
 ARMS = ("ratio1", "positive_only", "ftis")
@@ -338,7 +338,8 @@ def build(summary_dir, out_dir, clean_dir, costs=None, machine=None, seeds=SEEDS
         survival_figure(surv, out_dir)
         diag = section_diagnostics(study)
         age_figure(study, out_dir)
-        parts = [TITLE, section_definitions(last_k), section_provenance(study, costs_rows, machine, argv), prim[1],
+        parts = [TITLE] + interim_lines(study.n_network, study.expected(), "results/network/README.md") + [
+                 section_definitions(last_k), section_provenance(study, costs_rows, machine, argv), prim[1],
                  sec[1], surv_md,
                  section_slow(study), diag, SCOPE]
         study.primary, study.secondary, study.survival = prim[0], sec[0], surv

@@ -38,8 +38,8 @@ from . import calibration_rule, figures
 from .minipaper import sha256
 from .paired import mean_sd
 from .report import fmt, table
-from .studies import (ArmStudy, comparison_table, costs_line, family_section, ignored_and_warnings, no_runs_text,
-                      provenance_head, read_costs, spread_text, study_main, write_report)
+from .studies import (ArmStudy, comparison_table, costs_line, family_section, ignored_and_warnings, interim_lines,
+                      no_runs_text, provenance_head, read_costs, spread_text, study_main, write_report)
 
 TASKS = tuple(calibration_rule.TASKS)
 ARMS = {  # arm: its splits (README.md, 'The arms')
@@ -610,10 +610,7 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
         figs = [tasks_figure(study, out_dir), curves_figure(study, out_dir)]
         diag = section_diagnostics(study)  # before provenance: it may add a warning
         diagnostics_figure(study, out_dir)
-        interim = ([f"**Interim: {len(study.entries)} of the {study.expected()} planned runs are in.** Nothing "
-                    "below is a finding until every run is in: the intervals, p-values and Holm are over the seeds "
-                    "present, and the plan (results/specialists/README.md) reads the study only when it is complete."]
-                   if len(study.entries) < study.expected() else [])
+        interim = interim_lines(len(study.entries), study.expected(), "results/specialists/README.md")
         parts = [TITLE] + interim + [section_definitions(study), section_provenance(study, costs_rows, machine, argv),
                  main_text[1], second_text[1], changes_md, section_arms(study),
                  section_specialty(study), section_arrival(study),

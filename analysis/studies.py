@@ -216,6 +216,15 @@ def ignored_and_warnings(study, warnings=None):
     return lines
 
 
+def interim_lines(n, expected, plan):
+    """[] when the study is complete, else the report's first line saying nothing is a finding yet."""
+    if n >= expected:
+        return []
+    return [f"**Interim: {n} of the {expected} planned runs are in.** Nothing below is a finding until every run is "
+            f"in: the intervals, p-values and Holm are over the seeds present, and the plan ({plan}) reads the study "
+            "only when it is complete."]
+
+
 def no_runs_text(summary_dir, what, study, plan):
     """The report's line when no run of the study is in yet (what: 'arms and seeds', ...)."""
     return (f"**No runs are in yet.** `{summary_dir}` holds no summary of this study's {what} (0 of the "

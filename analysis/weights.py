@@ -36,8 +36,8 @@ from .paired import ci95
 from .report import table
 from .runs import require_one_numerics
 from .specialists import run_values
-from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, no_runs_text, provenance_head,
-                      read_costs, spread_text, study_main, write_report)
+from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, interim_lines, no_runs_text,
+                      provenance_head, read_costs, spread_text, study_main, write_report)
 
 NETS = ("clean", "hard")
 SHARING = ("sapo_ratio1", "sapo_best", "diloco", "noloco", "noloco_sapo")
@@ -285,8 +285,7 @@ def build(summary_dir, out_dir, clean_dir, best, costs=None, machine=None, seeds
         changes_figure(prim[0], sec[0], out_dir)
         arms = section_arms(study)
         bytes_figure(study, out_dir)
-        interim = ([f"**Interim: {study.n_weights} of the {study.expected()} planned runs are in.** Nothing below is a "
-                    "finding until every run is in."] if study.n_weights < study.expected() else [])
+        interim = interim_lines(study.n_weights, study.expected(), "results/weights/README.md")
         parts = [TITLE] + interim + [section_definitions(study, last_k),
                                      section_provenance(study, costs_rows, machine, argv), prim[1], sec[1],
                                      "![paired changes](fig_changes.png)", arms, section_diagnostics(study), SCOPE]

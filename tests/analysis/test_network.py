@@ -92,6 +92,7 @@ def test_planted_cost_of_the_network(report):
     assert f"{MISSING}.npz: missing" in text
     assert row(text, "| nonspec: drop50_positive_only vs clean positive_only |")[3] == "3"
     assert "59 of the 60 planned network runs are in" in text
+    assert text.startswith("# The network at learning scale (issue 36)\n\n**Interim: 59 of the 60 planned runs are in.**")
     # a run whose config is not its condition's: a warning, and only that one
     assert f"{WRONG}.npz: net.latency = 8, the plan's lat4 sets 4" in text
     assert text.count("the plan's") == 1 and "costs.csv: 2 runs, 1.0 hours" in text
