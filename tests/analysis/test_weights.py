@@ -43,7 +43,7 @@ def write_clean(folder, numerics=2):
     return folder
 
 
-def write_weights(folder, skip=(MISSING,), numerics=2):
+def write_weights(folder, omit=(MISSING,), numerics=2):
     folder.mkdir(parents=True, exist_ok=True)
     for net in NETS:
         for arm in ARMS:
@@ -51,7 +51,7 @@ def write_weights(folder, skip=(MISSING,), numerics=2):
                 continue
             for s in SEEDS:
                 name = f"{net}_{arm}-{SPLIT[arm]}-s{s}"
-                if name in skip:
+                if name in omit:  # a planted missing run, not a skipped test
                     continue
                 config = dict(HARD) if net == "hard" else {}
                 if name == WRONG:
@@ -143,7 +143,7 @@ def test_no_runs_mixed_numerics_and_arguments(tmp_path, capsys):
     build(str(tmp_path / "empty"), str(tmp_path / "o"), str(clean), "positive_only")
     text = (tmp_path / "o" / "REPORT.md").read_text()
     assert "**No runs are in yet.**" in text and "0 of the 32 planned runs" in text
-    w = write_weights(tmp_path / "w", skip=(), numerics=3)
+    w = write_weights(tmp_path / "w", omit=(), numerics=3)
     with pytest.raises(AnalysisError, match="numerics"):
         Study(str(w), str(clean), "positive_only", SEEDS, 5)
     assert main([str(w), "-o", str(tmp_path / "o2"), "--clean-dir", str(clean)]) == 1
