@@ -297,7 +297,7 @@ def section_provenance(study, costs, machine, argv):
     rows = [[f"`{os.path.basename(e.path)}`", e.run.n_rounds, e.status,
              costs.get(f"{a}-{sp}-s{sd}", {}).get("commit", "–"), e.run.numerics]
             for (a, sp, sd), e in sorted(study.entries.items())]
-    lines.append(f"{study.n_network} of the {study.expected()} planned network runs are in (seeds "
+    lines.append(f"{study.n_network} of the {study.expected()} planned network runs are in (planned seeds: "
                  f"{', '.join(map(str, study.seeds))}).")
     if rows:
         lines.append(table(["summary", "rounds", "status", "commit", "numerics"], rows))

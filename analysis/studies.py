@@ -16,6 +16,8 @@ from .paired import holm, log_ratio, mde, mean_sd, p_signflip, p_value, paired
 from .report import fmt, table
 from .runs import load_summary, require_one_numerics
 
+MISSING_SUFFIX = ": missing"  # the end of a missing run's warning (ignored_and_warnings gathers them)
+
 
 class Entry:
     """One summary of the study: its arm, split, seed and path, the loaded run and its status;
@@ -56,7 +58,7 @@ class ArmStudy:
                         if arm in pending:
                             self.pending.append(f"{arm}-{split}-s{seed}.npz")
                         else:
-                            self.warnings.append(f"{arm}-{split}-s{seed}.npz: missing")
+                            self.warnings.append(f"{arm}-{split}-s{seed}.npz{MISSING_SUFFIX}")
 
     def used(self, arm, split):
         """The complete runs of an arm and split, by seed."""
@@ -206,13 +208,17 @@ def costs_line(costs, warnings):
 
 def ignored_and_warnings(study, warnings=None):
     """The provenance's closing lines: the summaries the study ignored (not its arms, splits or
-    seeds) and the warnings (study.warnings unless given)."""
+    seeds) and the warnings (study.warnings unless given), the missing runs gathered in one."""
     warnings = study.warnings if warnings is None else warnings
     lines = []
     if study.ignored:
         lines.append("Ignored (not this study's arms, splits or seeds): " + ", ".join(f"`{x}`" for x in study.ignored) + ".")
-    if warnings:
-        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in warnings))
+    missing = [w[:-len(MISSING_SUFFIX)] for w in warnings if w.endswith(MISSING_SUFFIX)]
+    others = [w for w in warnings if not w.endswith(MISSING_SUFFIX)]
+    if missing:  # one line, however many: an interim report would otherwise list most of the plan
+        others.append(f"missing ({len(missing)}): " + ", ".join(missing))
+    if others:
+        lines.append("Warnings:\n\n" + "\n".join(f"- {w}" for w in others))
     return lines
 
 

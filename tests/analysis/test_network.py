@@ -89,7 +89,7 @@ def test_planted_cost_of_the_network(report):
     r = row(text, "| nonspec: lat4_ftis vs clean ftis |")
     assert r[5] == "0.000" and "not significant" in r[12]
     # the missing run: a warning, three seeds, no crash
-    assert f"{MISSING}.npz: missing" in text
+    assert f"missing (1): {MISSING}.npz\n" in text + "\n"  # gathered in one line
     assert row(text, "| nonspec: drop50_positive_only vs clean positive_only |")[3] == "3"
     assert "59 of the 60 planned network runs are in" in text
     assert text.startswith("# The network at learning scale (issue 36)\n\n**Interim: 59 of the 60 planned runs are in.**")

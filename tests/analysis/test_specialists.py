@@ -152,7 +152,7 @@ def test_secondary_specialty(report):
 
 def test_missing_incomplete_and_provenance(report):
     text, out = report
-    assert f"{MISSING}.npz: missing" in text
+    assert f"missing (1): {MISSING}.npz\n" in text + "\n"  # gathered in one line
     assert f"{INCOMPLETE}.npz: incomplete: 30 of 40 rounds; left out" in text
     assert "65 of the 66 planned runs are in" in text
     assert text.startswith("# Do skills travel? A swarm of specialists (issue 35)\n\n**Interim: 65 of the 66 planned "

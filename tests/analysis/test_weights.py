@@ -99,7 +99,7 @@ def test_planted_effects(report):
     assert row(text, "| nonspec: clean_diloco vs clean_sapo_best |")[5] == "+0.012"
     assert row(text, "| nonspec: clean_noloco vs clean_sapo_best |")[5] == "-0.018"
     # the missing run and the wrong config: warnings, fewer seeds, no crash
-    assert f"{MISSING}.npz: missing" in text
+    assert f"missing (1): {MISSING}.npz\n" in text + "\n"  # gathered in one line
     assert row(text, "| nonspec: hard_noloco_sapo vs hard_silo |")[3] == "3"
     assert "31 of the 32 planned runs of this study are in" in text
     assert f"{WRONG}.npz: net.drop = 0.5, the plan's hard_noloco sets 0.3" in text
