@@ -39,12 +39,26 @@ study_spec_keys() {
   done
 }
 
-# study_setup STUDY SAPO: the drivers' common preamble: PY, MPI as root and one OpenBLAS thread
-# per rank, RUNS (default results/runs/STUDY), OUT (default results/STUDY), WARMUPS (default
-# the specialist study's), their folders, COMMIT (default this checkout's HEAD) and NUMERICS.
+# The OpenBLAS kernel of the studies' runs: the specialist study's machine chose Zen. sgemm's
+# blocking, and with it the bits, differ by kernel (an Intel Xeon picks SkylakeX: its warm-ups
+# differed from the committed ones), so every run of a study is made on this one, whatever
+# the CPU (any x86-64 with AVX2 runs it). OPENBLAS_CORETYPE set by the caller wins (a trial).
+STUDY_BLAS_KERNEL=Zen
+
+# study_setup STUDY SAPO: the drivers' common preamble: PY, MPI as root, one OpenBLAS thread
+# per rank on the studies' kernel (refused when SAPO runs another), RUNS (default
+# results/runs/STUDY), OUT (default results/STUDY), WARMUPS (default the specialist study's),
+# their folders, COMMIT (default this checkout's HEAD) and NUMERICS.
 study_setup() {
   PY=${SAPO_PYTHON:-/usr/bin/python3}
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+  export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$STUDY_BLAS_KERNEL}
+  local kernel
+  kernel=$("$2" info | sed -n 's/^blas .*, kernel \([A-Za-z0-9]*\).*/\1/p')
+  [ "${kernel,,}" = "${OPENBLAS_CORETYPE,,}" ] || {
+    echo "$1: $2 runs OpenBLAS's ${kernel:-unknown} kernel, not $OPENBLAS_CORETYPE (OPENBLAS_CORETYPE): its bits would not pair with the study's runs" >&2
+    exit 2
+  }
   RUNS=${RUNS:-results/runs/$1}
   OUT=${OUT:-results/$1}
   WARMUPS=${WARMUPS:-results/runs/specialists/warmups}

@@ -14,6 +14,9 @@
 # format-only (pretrain.format_share = 1: every question shown with another question's answer,
 # of its task or of another, pretrain.format_decoy) and, with MIX > 0, keeps that share of each
 # specialty step format-only on the other three tasks; unset: real demonstrations, as grid 1.
+# A warm-up of a seed whose record is committed (REF_WARMUPS, default results/specialists/
+# warmups/sSEED/NAME.ckpt.json) must match it byte for byte, or it is removed and the script
+# ends: other bits would not pair with the specialist study's runs.
 # usage: experiments/specialists/warmups.sh SAPO SEED FORMAT SPEC [DIR]   (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,11 +42,22 @@ steps_for() { # the specialty steps of task $1
   for kv in ${SPEC//,/ }; do [ "${kv%%=*}" = "$1" ] && { echo "${kv#*=}"; return; }; done
   echo "warmups: SPEC names no steps for $1 ('$SPEC')" >&2; exit 2
 }
-pretrain() { # OUT key=value...: one warm-up, unless it is there
+REF=${REF_WARMUPS-results/specialists/warmups} # the specialist study's warm-up records, committed
+same_as_study() { # OUT: a reported seed's warm-up is the specialist study's, or it is removed
+  local ref=$REF/s$SEED/${1##*/}.json
+  [ -n "$REF" ] && [ -f "$ref" ] || return 0
+  cmp -s "$1.json" "$ref" && return
+  rm -f "$1" "$1.json"
+  echo "warmups: $1.json differs from $ref (the specialist study's): another binary, BLAS kernel (OPENBLAS_CORETYPE) or FORMAT/SPEC; removed (REF_WARMUPS= skips this check)" >&2
+  exit 1
+}
+pretrain() { # OUT key=value...: one warm-up, unless it is there; checked against the study's
   local out=$1; shift
-  [ -f "$out" ] && [ -f "$out.json" ] && return
-  "$SAPO" pretrain "$BASE" "$@" --out "$out" --quiet > "$out.log" 2>&1 ||
-    { echo "warmups: $out failed, see $out.log" >&2; exit 1; }
+  if [ ! -f "$out" ] || [ ! -f "$out.json" ]; then
+    "$SAPO" pretrain "$BASE" "$@" --out "$out" --quiet > "$out.log" 2>&1 ||
+      { echo "warmups: $out failed, see $out.log" >&2; exit 1; }
+  fi
+  same_as_study "$out"
 }
 pretrain "$DIR/format.ckpt" swarm.seed="$SEED" model.init_seed=$((1000 + SEED)) pretrain.steps="$FORMAT" \
   "${format_keys[@]}"
