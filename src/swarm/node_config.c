@@ -70,6 +70,27 @@ static int sync_config_check(const RunSettings* rs, char* err, size_t errlen) {
     return 0;
 }
 
+/* Checkpoints with nodes of different net.slowdown on the virtual clock: a node s times slower
+ * needs, in its round r, what faster peers send up to their round s(r + 1) - 1, while a
+ * checkpoint waits for every node at the same round: the run would hang at the first. */
+static int slowdown_checkpoint_check(const RunSettings* rs, char* err, size_t errlen) {
+    const SwarmSettings* sw = &rs->sw;
+    if (sw->checkpoint_every <= 0 || sw->checkpoint_every >= sw->rounds || sw->net.wall_clock ||
+        sw->net.transport != NET_TRANSPORT_P2P)
+        return 0;
+    int slow = 0, fast = 0;
+    for (int k = 1; k < rs->n_nodes; k++) {
+        if (rs->node[k].slowdown > rs->node[slow].slowdown) slow = k;
+        if (rs->node[k].slowdown < rs->node[fast].slowdown) fast = k;
+    }
+    if (rs->node[slow].slowdown == rs->node[fast].slowdown) return 0;
+    return set_error(err, errlen,
+                     "node %d: net.slowdown = %g beside node %d's %g needs run.checkpoint_every = 0 (or net.clock = "
+                     "wall): on the virtual clock a checkpoint waits for every node at the same round, which the "
+                     "slower node reaches only after the faster ones' later rounds",
+                     slow, rs->node[slow].slowdown, fast, rs->node[fast].slowdown);
+}
+
 int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
     const SwarmSettings* sw = &rs->sw;
     int n_nodes = rs->n_nodes;
@@ -105,6 +126,7 @@ int swarm_config_check(const RunSettings* rs, char* err, size_t errlen) {
                              k, model_backend_choice_name(ns->backend));
         if (init_verify(ns, k, 0, err, errlen)) return -1;
     }
+    if (slowdown_checkpoint_check(rs, err, errlen)) return -1;
     return sync_config_check(rs, err, errlen);
 }
 

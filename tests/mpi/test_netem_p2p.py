@@ -86,6 +86,19 @@ def test_virtual_clock_is_reproducible_with_latency_loss_churn(tmp_path, warmup)
     assert same_logs(a, b, COMPARED + ("msgs_sent", "msgs_dropped", "msgs_late", "online")) is None
 
 
+def test_slow_node_with_checkpoints_refused(tmp_path, warmup):
+    # on the virtual clock a checkpoint waits for every node at the same round, which node 2,
+    # twice as slow, reaches only after the others' later rounds: the run hung (network study)
+    extra = ["node.2.net.slowdown=2", "run.checkpoint_every=3", f"model.init={warmup}", "--quiet"]
+    p = mpirun(BASE + ["--out", str(tmp_path / "x")] + extra, check=False, timeout=60)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert ("config error: node 2: net.slowdown = 2 beside node 0's 1 needs run.checkpoint_every = 0"
+            in p.stderr), p.stderr
+    assert not (tmp_path / "x").exists()
+    out = run(tmp_path, "no_checkpoints", ["node.2.net.slowdown=2", "run.checkpoint_every=0"], warmup)
+    assert (out / "DONE").exists()
+
+
 def test_kill_one_rank_then_resume(tmp_path, warmup):
     # 60 rounds: a kill after checkpoint 6 or 9 must land while the ranks still run (a round
     # of this tiny swarm takes a few milliseconds since the packed rewrite)
