@@ -295,12 +295,14 @@ def section_provenance(study, costs, machine, argv):
     if costs:
         lines.append(costs_line(costs, study.warnings))
     rows = [[f"`{os.path.basename(e.path)}`", e.run.n_rounds, e.status,
-             costs.get(f"{a}-{sp}-s{sd}", {}).get("commit", "–"), e.run.numerics]
+             costs.get(f"{a}-{sp}-s{sd}", {}).get("commit", "–"), e.run.numerics, e.run.blas_kernel or "–"]
             for (a, sp, sd), e in sorted(study.entries.items())]
     lines.append(f"{study.n_network} of the {study.expected()} planned network runs are in (planned seeds: "
                  f"{', '.join(map(str, study.seeds))}).")
     if rows:
-        lines.append(table(["summary", "rounds", "status", "commit", "numerics"], rows))
+        lines.append(table(["summary", "rounds", "status", "commit", "numerics", "BLAS kernel"], rows))
+        lines.append("BLAS kernel: OpenBLAS's sgemm kernel on the nodes (`–`: a summary written before "
+                     "summaries carried it; runs of recorded kernels are checked to be one kernel).")
     lines += ignored_and_warnings(study)
     return "\n\n".join(lines)
 

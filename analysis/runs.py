@@ -34,7 +34,7 @@ class Run:
 
     def __init__(self, source, kind, name, config, n_nodes, rounds, per_node, node_mean,
                  task_labels, task_mean, expected_rounds, done, warnings_, eval_task_labels=None,
-                 eval_task_mean=None, numerics=1):
+                 eval_task_mean=None, numerics=1, blas_kernel=""):
         self.source = source
         self.kind = kind  # "hdf5" or "summary"
         self.name = name
@@ -52,6 +52,9 @@ class Run:
         self.done = done
         self.warnings = warnings_
         self.numerics = numerics  # the numerics version of the sapo that made it (RUN_DIR/NUMERICS; 1 before it)
+        # OpenBLAS's sgemm kernel on the nodes (root attribute blas_kernel; several joined by "+",
+        # "" where the logs or the summary predate it): the same binary gives other bits on another
+        self.blas_kernel = blas_kernel
         # what each node was made to know (run.specialty, [node.K] of the config); "" unset
         self.specialty = [str(config.node_get(k, "run.specialty", "") or "") for k in range(n_nodes)]
 
@@ -75,7 +78,7 @@ class Run:
         mean = {k: v[:n] for k, v in self.node_mean.items()}
         return Run(self.source, self.kind, self.name, self.config, self.n_nodes, self.rounds[:n], cut, mean,
                    self.task_labels, self.task_mean[:n], self.expected_rounds, self.done, list(self.warnings),
-                   self.eval_task_labels, self.eval_task_mean[:n], self.numerics)
+                   self.eval_task_labels, self.eval_task_mean[:n], self.numerics, self.blas_kernel)
 
 
 def nanmean_rows(a, axis=0):
@@ -220,7 +223,8 @@ def load_run_dir(path):
     if eval_per_node is not None:
         per_node["eval_by_task"] = eval_per_node  # (nodes, rounds, tasks): pass@1 per node and task
     run = Run(path, "hdf5", name, config, n_nodes, rounds, per_node, node_mean, labels, task_mean,
-              expected if expected is not None else rows, done, notes, eval_labels, eval_mean, read_numerics(path))
+              expected if expected is not None else rows, done, notes, eval_labels, eval_mean, read_numerics(path),
+              blas_kernels(n[4] for n in nodes))
     _check_summary_json(run)
     return run
 
@@ -238,9 +242,25 @@ def read_numerics(path):
     return int(text)
 
 
+def blas_kernels(node_attrs):
+    """The distinct blas_kernel root attributes of a run's node logs, sorted and joined by "+"
+    ("" where no log records one)."""
+    found = set()
+    for attrs in node_attrs:
+        k = attrs.get("blas_kernel")
+        if k is not None:
+            k = (k.decode("utf-8", "replace") if isinstance(k, bytes) else str(k)).strip()
+            if k:
+                found.add(k)
+    return "+".join(sorted(found))
+
+
 def require_one_numerics(runs):
-    """A study reports runs of one numerics version (docs/PERFORMANCE.md, 'A change of
-    numerics'): AnalysisError naming one run of each version when (label, run) pairs mix them."""
+    """A study reports runs of one numerics version made on one OpenBLAS kernel (docs/PERFORMANCE.md,
+    'A change of numerics'): AnalysisError naming one run of each version, or of each recorded
+    kernel, when (label, run) pairs mix them. Runs that record no kernel (summaries or logs
+    older than the record) are not compared."""
+    runs = list(runs)
     first = {}
     for label, run in runs:
         first.setdefault(run.numerics, label)
@@ -248,6 +268,14 @@ def require_one_numerics(runs):
         which = ", ".join(f"version {v} ({label})" for v, label in sorted(first.items()))
         raise AnalysisError(f"the runs mix numerics versions: {which}; a study reports runs of one version "
                             f"(docs/PERFORMANCE.md, 'A change of numerics')")
+    kernels = {}
+    for label, run in runs:
+        if getattr(run, "blas_kernel", ""):
+            kernels.setdefault(run.blas_kernel, label)
+    if len(kernels) > 1:
+        which = ", ".join(f"{k} ({label})" for k, label in sorted(kernels.items()))
+        raise AnalysisError(f"the runs mix OpenBLAS kernels: {which}; the same binary gives other bits on "
+                            f"another kernel: a study's runs use one (OPENBLAS_CORETYPE; docs/PERFORMANCE.md)")
 
 
 def _eval_task_mean(path, nodes, rows, notes):
@@ -315,7 +343,8 @@ def load_summary(path):
         # summaries written before sapo recorded its numerics come from version 1
         run = Run(str(d["source"]), "summary", str(d["name"]), config, n_nodes, rounds, per_node, node_mean,
                   labels, task_mean, int(d["expected_rounds"]), bool(d["done"]), [str(w) for w in d["warnings"]],
-                  eval_labels, eval_mean, int(d["numerics"]) if "numerics" in d else 1)
+                  eval_labels, eval_mean, int(d["numerics"]) if "numerics" in d else 1,
+                  str(d["blas_kernel"]) if "blas_kernel" in d else "")
     except KeyError as e:
         raise AnalysisError(f"{path}: no {e} entry: not a complete summary") from None
     run.summary_path = path

@@ -4,7 +4,7 @@ Usage:
   python3 -m analysis.summarize RUN_DIR|FOLDER... -o DIR
 
 Writes DIR/<run name>.npz (numpy, compressed, no pickles) per run holding: the resolved config
-text, seed, node count, DONE, the numerics version (RUN_DIR/NUMERICS), the configured and logged rounds, the loader's warnings; per node
+text, seed, node count, DONE, the numerics version (RUN_DIR/NUMERICS), the OpenBLAS kernel of the node logs, the configured and logged rounds, the loader's warnings; per node
 and round reward_own, reward_train and eval_pass1 (float64, so cumulative sums match the HDF5
 exactly); the mean over nodes per round of every other logged metric; the node mean per round
 of reward_by_task (task_mean) and, for runs that log it, of eval_pass1_by_task (eval_by_task:
@@ -34,6 +34,7 @@ def summary_arrays(run):
         "expected_rounds": np.array(run.expected_rounds),
         "done": np.array(run.done),
         "numerics": np.array(run.numerics),
+        "blas_kernel": np.array(run.blas_kernel),
         "warnings": np.array(run.warnings if run.warnings else [], dtype=str),
         "round": run.rounds.astype(np.int64),
         "task_labels": np.array(run.task_labels, dtype=str),

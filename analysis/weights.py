@@ -260,11 +260,12 @@ def section_provenance(study, costs, machine, argv):
                             "specialist study's.", machine, argv)
     if costs:
         lines.append(costs_line(costs, study.warnings))
-    rows = sorted({(os.path.basename(e.path), e.run.n_rounds, e.status, e.run.numerics) for e in study.entries.values()})
+    rows = sorted({(os.path.basename(e.path), e.run.n_rounds, e.status, e.run.numerics, e.run.blas_kernel or "–")
+                   for e in study.entries.values()})
     lines.append(f"{study.n_weights} of the {study.expected()} planned runs of this study are in (seeds "
                  f"{', '.join(map(str, study.seeds))}).")
     if rows:
-        lines.append(table(["summary", "rounds", "status", "numerics"], [list(r) for r in rows]))
+        lines.append(table(["summary", "rounds", "status", "numerics", "BLAS kernel"], [list(r) for r in rows]))
     lines += ignored_and_warnings(study)
     return "\n\n".join(lines)
 

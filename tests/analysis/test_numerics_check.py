@@ -124,3 +124,50 @@ def test_a_study_mixing_numerics_is_refused(tmp_path):
     np.savez_compressed(path, **arrays)
     with pytest.raises(AnalysisError, match=r"mix numerics versions: version 1 \(.*\), version 2 \(.*paper-4L4E-s2"):
         build(str(summaries), str(tmp_path / "out"), seeds=(1, 2), last_k=2, window=2)
+
+
+# ---- and on one OpenBLAS kernel -------------------------------------------------------------
+
+def _set_kernel(run_dir, kernels):
+    import h5py
+    for k, kernel in enumerate(kernels):
+        with h5py.File(str(run_dir / f"node_{k:04d}.h5"), "a") as f:
+            f.attrs["blas_kernel"] = kernel
+
+
+def test_summaries_carry_the_blas_kernel(tmp_path):
+    from synthetic_runs import write_run
+    from analysis.runs import load_any, load_summary
+    from analysis.summarize import main as summarize
+    old, zen, mixed = tmp_path / "old", tmp_path / "zen", tmp_path / "mixed"
+    for d in (old, zen, mixed):
+        write_run(str(d), np.full((2, 10), 0.3))
+    _set_kernel(zen, ["Zen", "Zen"])
+    _set_kernel(mixed, ["Zen", b"SkylakeX"])  # two hosts of one run
+    assert load_any(str(old)).blas_kernel == ""  # logs from before the record
+    assert load_any(str(zen)).blas_kernel == "Zen" and load_any(str(mixed)).blas_kernel == "SkylakeX+Zen"
+    assert summarize([str(old), str(zen), str(mixed), "-o", str(tmp_path / "s")]) == 0
+    got = {n: load_summary(str(tmp_path / "s" / f"{n}.npz")).blas_kernel for n in ("old", "zen", "mixed")}
+    assert got == {"old": "", "zen": "Zen", "mixed": "SkylakeX+Zen"}, got
+
+
+def test_a_study_mixing_blas_kernels_is_refused(tmp_path):
+    from analysis.errors import AnalysisError
+    from analysis.paper_regime import build
+    from analysis.runs import require_one_numerics
+    from synthetic_summaries import write_summary
+    R = lambda kernel: type("R", (), {"numerics": 1, "blas_kernel": kernel})()
+    require_one_numerics([("a", R("Zen")), ("b", R("")), ("c", R("Zen"))])  # unrecorded: not compared
+    summaries = tmp_path / "summaries"
+    summaries.mkdir()
+    for seed in (1, 2):
+        for split in ("8L0E", "4L4E"):
+            write_summary(str(summaries / f"paper-{split}-s{seed}.npz"), "paper", split, seed)
+    for name, kernel in (("paper-8L0E-s1", "Zen"), ("paper-4L4E-s2", "SkylakeX")):
+        path = summaries / f"{name}.npz"
+        with np.load(path) as z:
+            arrays = dict(z)
+        arrays["blas_kernel"] = np.array(kernel)
+        np.savez_compressed(path, **arrays)
+    with pytest.raises(AnalysisError, match=r"mix OpenBLAS kernels: SkylakeX \(.*paper-4L4E-s2.*\), Zen \(.*paper-8L0E-s1"):
+        build(str(summaries), str(tmp_path / "out"), seeds=(1, 2), last_k=2, window=2)
