@@ -47,6 +47,9 @@ KEYS = {"lat4": {"net.latency": "4"}, "lat32": {"net.latency": "32"}, "drop50": 
         "slow4": {"node.0.net.slowdown": "4", "node.5.net.slowdown": "4"}}
 DIAG = ("external_age_mean", "external_age_min", "external_age_max", "shortfall", "offpolicy_weight",
         "offpolicy_capped", "offpolicy_dropped")
+# only ftis weights its received tokens; sapo before 2026-12-04 logged 0 for these in a round
+# without a loss token (src/rl/grpo.c), which no other arm's row should show as a weight
+WEIGHT_COLUMNS = ("offpolicy_weight", "offpolicy_capped", "offpolicy_dropped")
 AGE_BINS = (0, 1, 2, 4, 8, 16, 32, 64, np.inf)
 
 
@@ -218,14 +221,21 @@ def section_diagnostics(study):
     for name in [f"{c}_{a}" for c in CONDS for a in ARMS] + [clean(a) for a in ARMS] + ["spec_silo"]:
         split = SILO[1] if name == "spec_silo" else SPLIT
         es = study.used(name, split)
-        rows.append([name, len(es)] + [spread_text([_fin(e.values[c]) for e in es if np.isfinite(e.values[c]).any()],
-                                                   3) for c in DIAG])
+        rows.append([name, len(es)] + ["–" if c in WEIGHT_COLUMNS and not name.endswith("_ftis") else
+                                        spread_text([_fin(e.values[c]) for e in es if np.isfinite(e.values[c]).any()], 3)
+                                        for c in DIAG])
     binned, _ = by_age(study, [f"{c}_ftis" for c in CONDS] + [clean("ftis")])
     return "\n\n".join([
         "## Diagnostics (descriptive)",
         "From the summaries' node-mean columns (`mean/<column>`), mean over rounds (those that log it), then mean over "
-        "seeds (range): the external groups' age in rounds (mean, min, max), the shortfall share (rounds a node "
-        "trained with fewer than J external groups), the importance weight, its capped share and the F-TIS drop rate.",
+        "seeds (range): the external groups' age in rounds (mean, min, max), the shortfall (how many of the J = 4 "
+        "external groups a node wanted its pool could not provide, per node and round: 0 to 4, a count, not a share; "
+        "the share of rounds a node went short needs per-node columns, which the summaries do not keep), the "
+        "importance weight, its capped share and the F-TIS drop rate.",
+        "The age is the receiver's round minus the round its sender sent the group in (docs/SWARM.md). Under slow4 "
+        "the slow nodes' rounds lag the others' 4x, so the age holds that skew as well as the delay: a slow node's "
+        "groups from fast peers have negative ages, a fast node's groups from slow peers ages far above any delay. "
+        "Slow4's ages measure the skew of rounds, not staleness alone; the by-age table bins ages of 0 and more.",
         table(["run", "seeds"] + list(DIAG), rows),
         "By age (ftis under every condition and clean): the per-round importance weight and F-TIS drop rate against "
         "the round's mean external age, rounds pooled over runs and seeds (the weights are logged per round, not "

@@ -161,7 +161,7 @@ static void gather_loss_tokens(const Packer* pk, float* mb, const float* global)
 GrpoStats grpo_train(GrpoTrainer* t, const GrpoGroup* groups, int n_groups, const GrpoConfig* gc_in,
                      const AdamWConfig* hp, float max_norm, long steps_before) {
     GrpoStats st = {0};
-    st.ftis_dropped = NAN;
+    st.is_weight = st.is_capped = st.ftis_dropped = NAN; /* no importance-weighted token (yet) */
     Model* m = t->policy;
     GrpoConfig gcd = *gc_in;
     gcd.deterministic = gcd.deterministic || m->cfg.deterministic;

@@ -14,9 +14,9 @@
     X(SHORTFALL, "shortfall", "J minus the external groups the pool could provide")               \
     X(EXTERNAL_FLAT, "external_flat", "external groups used whose rewards were all equal")        \
     X(EXTERNAL_REENCODED, "external_reencoded", "external groups a BPE node trained from re-encoded text (another tokenizer, or a byte node's): ratio 1, never an importance weight") \
-    X(EXTERNAL_AGE_MIN, "external_age_min", "rounds since the freshest external group used was sent (wall clock: since this node took it off the network); never negative; NaN if none") \
-    X(EXTERNAL_AGE_MAX, "external_age_max", "rounds since the stalest external group used was sent (wall clock: since this node took it off the network); NaN if none") \
-    X(EXTERNAL_AGE_MEAN, "external_age_mean", "mean over the external groups used of the rounds since each was sent (wall clock: since this node took it off the network); NaN if none") \
+    X(EXTERNAL_AGE_MIN, "external_age_min", "the smallest age of the external groups used: this node's round minus the round its sender sent it in (wall clock: rounds since this node took it off the network, never negative); NaN if none. On the virtual clock beside nodes of another net.slowdown the age also holds the skew of their rounds: a slow node's rounds lag, so a group from a faster peer can have a negative age, and a group from a slower peer an age above the delay") \
+    X(EXTERNAL_AGE_MAX, "external_age_max", "the largest age of the external groups used (as external_age_min); NaN if none") \
+    X(EXTERNAL_AGE_MEAN, "external_age_mean", "the mean age over the external groups used (as external_age_min); NaN if none") \
     X(TRAIN_ROWS, "train_rows", "sequences in the training batch ((I + external_used) x L)")      \
     X(POOL_SIZE, "pool_size", "verified external groups received this round")                     \
     X(POOL_ELIGIBLE, "pool_eligible", "pool groups the filter kept")                              \

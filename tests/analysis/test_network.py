@@ -55,6 +55,8 @@ def write_network(folder, skip=(MISSING,), only=None):
                         "shortfall": np.full(ROUNDS, 0.5 if cond == "drop50" else 0.0)}
                 if arm == "ftis":
                     cols["offpolicy_dropped"] = 0.1 + 0.01 * age
+                if arm == "ratio1":  # what sapo logged before 2026-12-04 in a round without a loss token
+                    cols["offpolicy_weight"] = cols["offpolicy_capped"] = np.where(t % 50 == 0, 0.0, np.nan)
                 config = dict(KEYS[cond]) if name != WRONG else {"net.latency": "8"}
                 write_summary(str(folder / f"{name}.npz"), f"{cond}_{arm}", "4L4E", s, config=config,
                               e=clean_e(arm, s) + (-0.015 if hit else 0.004 * (-1) ** s),
@@ -147,6 +149,7 @@ def test_slow_nodes_and_diagnostics(report):
     r = row(diag, "| lat32_ftis | 4 |")
     assert r[3].startswith("32.000") and r[4].startswith("31.500") and r[9].startswith("0.420")
     assert row(diag, "| drop50_ratio1 | 4 |")[6].startswith("0.500")
+    assert row(diag, "| drop50_ratio1 | 4 |")[7:10] == ["–"] * 3  # ratio1 weights nothing: no 0.000 shown
     # by age: lat32_ftis's 120 rounds at age 32 drop 0.42, lat4_ftis's at 4 drop 0.14
     assert row(diag, "| [32, 64) |")[2:5] == ["120", "0.800", "0.420"]
     assert row(diag, "| [4, 8) |")[2:5] == ["120", "0.800", "0.140"]

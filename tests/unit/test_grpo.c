@@ -128,6 +128,25 @@ static void test_learns(void) {
     model_free(m);
 }
 
+/* A batch without a loss token (every completion empty, as a collapsed node samples): no step,
+ * and no importance weight to report: NaN as for a batch without received tokens, not 0. */
+static void test_empty_batch(void) {
+    ModelShape cfg = {.n_layer = 1, .n_head = 2, .d_model = 32, .n_ctx = 32, .vocab = GPT_VOCAB};
+    Model* m = model_create(&cfg, model_backend_find("cpu"), 4, 3);
+    GrpoTrainer* tr = grpo_trainer_create(m, NULL);
+    GrpoConfig gc = {.eps_low = 0.2f, .eps_high = 0.28f, .ppo_epochs = 1, .tis_cap = 2.0f};
+    AdamWConfig hp = {.lr = 1e-3f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f};
+    const char* empty[2] = {"", ""};
+    float adv[2] = {1.0f, -1.0f};
+    GrpoGroup g = {.prompt = "n:", .n = 2, .completions = empty, .weights = adv};
+    GrpoStats st = grpo_train(tr, &g, 1, &gc, &hp, 1.0f, 0);
+    EXPECT(st.tokens == 0 && isnan(st.is_weight) && isnan(st.is_capped) && isnan(st.ftis_dropped),
+           "empty batch: tokens %d, is_weight %g, is_capped %g, ftis_dropped %g", st.tokens, st.is_weight,
+           st.is_capped, st.ftis_dropped);
+    grpo_trainer_free(tr);
+    model_free(m);
+}
+
 /* Truncated importance weights w = min(exp(prox - mu), cap) on tokens with a behaviour
  * log-prob mu; own tokens (NaN) keep weight 1. Values by hand. */
 static void test_offpolicy_weights(void) {
@@ -374,6 +393,7 @@ int main(void) {
     test_advantages();
     test_loss();
     test_offpolicy_weights();
+    test_empty_batch();
     test_behaviour_logprobs();
     test_ftis_filter();
     test_warmup();
