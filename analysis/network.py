@@ -45,7 +45,7 @@ DIGITS = {"nonspec": 3, "own": 1}
 KEYS = {"lat4": {"net.latency": "4"}, "lat32": {"net.latency": "32"}, "drop50": {"net.drop": "0.5"},
         "churn30": {"net.offline": "0.3", "net.offline_len": "20"},
         "slow4": {"node.0.net.slowdown": "4", "node.5.net.slowdown": "4"}}
-DIAG = ("external_age_mean", "external_age_min", "external_age_max", "shortfall", "offpolicy_weight",
+DIAG = ("external_age_mean", "external_age_min", "external_age_max", "shortfall", "shortfall_share", "offpolicy_weight",
         "offpolicy_capped", "offpolicy_dropped")
 # only ftis weights its received tokens; sapo before 2026-12-04 logged 0 for these in a round
 # without a loss token (src/rl/grpo.c), which no other arm's row should show as a weight
@@ -229,9 +229,11 @@ def section_diagnostics(study):
         "## Diagnostics (descriptive)",
         "From the summaries' node-mean columns (`mean/<column>`), mean over rounds (those that log it), then mean over "
         "seeds (range): the external groups' age in rounds (mean, min, max), the shortfall (how many of the J = 4 "
-        "external groups a node wanted its pool could not provide, per node and round: 0 to 4, a count, not a share; "
-        "the share of rounds a node went short needs per-node columns, which the summaries do not keep), the "
-        "importance weight, its capped share and the F-TIS drop rate.",
+        "external groups a node wanted its pool could not provide, per node and round: 0 to 4, a count), the "
+        "shortfall share (the share of node-rounds with fewer than J external groups, `mean/shortfall_share`: over "
+        "the seeds whose summaries keep it, those made from the node logs since 2026-12-04; `–` where none does), "
+        "the importance "
+        "weight, its capped share and the F-TIS drop rate.",
         "The age is the receiver's round minus the round its sender sent the group in (docs/SWARM.md). Under slow4 "
         "the slow nodes' rounds lag the others' 4x, so the age holds that skew as well as the delay: a slow node's "
         "groups from fast peers have negative ages, a fast node's groups from slow peers ages far above any delay. "

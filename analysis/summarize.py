@@ -11,7 +11,8 @@ of reward_by_task (task_mean) and, for runs that log it, of eval_pass1_by_task (
 pass@1 per task on the fixed held-out set, NaN where no evaluation ran, with eval_by_task_labels;
 what analysis.minipaper reads) and the same per node (node/eval_by_task, nodes x rounds x
 tasks), beside each node's specialty (run.specialty; "" unset), and for logs with weights_digest
-mean/weights_distinct: per round the number of distinct weight digests among the nodes. Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
+mean/weights_distinct: per round the number of distinct weight digests among the nodes, and
+mean/shortfall_share: per round the share of nodes that trained with fewer than J external groups. Read them back with `python3 -m analysis.report DIR/*.npz -o OUT`.
 Also DIR/<run name>.csv: round, mean/min/max over nodes of reward_own, reward_train and
 eval_pass1, for reading without Python."""
 import argparse
@@ -52,7 +53,19 @@ def summary_arrays(run):
         d[f"mean/{m}"] = v
     if "weights_digest" in run.per_node:  # a mean of digests means nothing; how many differ does
         d["mean/weights_distinct"] = weights_distinct(run.per_node["weights_digest"])
+    if "shortfall" in run.per_node:  # a count per node; the mean over nodes hides how many went short
+        d["mean/shortfall_share"] = shortfall_share(run.per_node["shortfall"])
     return d
+
+
+def shortfall_share(shortfall):
+    """Per round, the share of nodes (of those that log a value) whose pool gave fewer than J
+    external groups (shortfall > 0); NaN where no node logs one."""
+    a = np.asarray(shortfall, dtype=np.float64)
+    logged = np.isfinite(a)
+    n = logged.sum(axis=0)
+    short = (logged & (np.nan_to_num(a) > 0)).sum(axis=0)
+    return np.where(n > 0, short / np.maximum(n, 1), np.nan)
 
 
 def weights_distinct(digests):

@@ -51,7 +51,7 @@ FROM_SPECIALISTS = {("clean", "silo"), ("hard", "silo"), ("clean", "sapo_ratio1"
 HARD = {"net.latency": "4", "net.drop": "0.3", "net.bandwidth": "266112"}  # README.md, 'Networks'
 DEFAULTS = {("net.latency", "0"), ("net.drop", "0"), ("net.bandwidth", "0"), ("sync.method", "none")}  # unset: these
 DIGITS = {"nonspec": 3, "own": 1}
-DIAG = ("sync_peers", "sync_age", "sync_dropped", "external_age_mean", "shortfall", "msgs_dropped")
+DIAG = ("sync_peers", "sync_age", "sync_dropped", "external_age_mean", "shortfall", "shortfall_share", "msgs_dropped")
 
 
 def metric_labels(k):
@@ -190,7 +190,8 @@ def section_diagnostics(study):
         "## Diagnostics (descriptive)",
         "Node means per round (`mean/<column>`), mean over rounds (those that log it), mean over seeds (range): the "
         "peers whose weights entered an outer step and their age in rounds, the weight messages dropped, the external "
-        "rollout groups' age, the shortfall share, the messages lost; and the share of rounds in which every node "
+        "rollout groups' age, the shortfall (external groups short of J per node and round) and the share of "
+        "node-rounds that went short, the messages lost; and the share of rounds in which every node "
         "holds the same weights (`weights_digest`, where the summary counts distinct digests).",
         table(["run", "seeds"] + list(DIAG) + ["rounds with one set of weights"], rows)])
 

@@ -52,7 +52,8 @@ def write_network(folder, skip=(MISSING,), only=None):
                     continue
                 hit = cond == "lat32" and arm == "ratio1"
                 cols = {"external_age_mean": age, "external_age_min": age - 0.5, "external_age_max": age + 0.5,
-                        "shortfall": np.full(ROUNDS, 0.5 if cond == "drop50" else 0.0)}
+                        "shortfall": np.full(ROUNDS, 0.5 if cond == "drop50" else 0.0),
+                        "shortfall_share": np.full(ROUNDS, 0.25 if cond == "drop50" else 0.0)}
                 if arm == "ftis":
                     cols["offpolicy_dropped"] = 0.1 + 0.01 * age
                 if arm == "ratio1":  # what sapo logged before 2026-12-04 in a round without a loss token
@@ -147,9 +148,11 @@ def test_slow_nodes_and_diagnostics(report):
     assert float(slow[3].split()[0]) == pytest.approx(float(slow[4].split()[0]) - 0.01, abs=0.0015)
     diag = text[text.index("## Diagnostics"):]
     r = row(diag, "| lat32_ftis | 4 |")
-    assert r[3].startswith("32.000") and r[4].startswith("31.500") and r[9].startswith("0.420")
+    assert r[3].startswith("32.000") and r[4].startswith("31.500") and r[10].startswith("0.420")
     assert row(diag, "| drop50_ratio1 | 4 |")[6].startswith("0.500")
-    assert row(diag, "| drop50_ratio1 | 4 |")[7:10] == ["–"] * 3  # ratio1 weights nothing: no 0.000 shown
+    assert row(diag, "| drop50_ratio1 | 4 |")[7].startswith("0.250")
+    assert row(diag, "| drop50_ratio1 | 4 |")[8:11] == ["–"] * 3  # ratio1 weights nothing: no 0.000 shown
+    assert row(diag, "| spec_ratio1 | 4 |")[7] == "–"  # summaries made before the share was kept
     # by age: lat32_ftis's 120 rounds at age 32 drop 0.42, lat4_ftis's at 4 drop 0.14
     assert row(diag, "| [32, 64) |")[2:5] == ["120", "0.800", "0.420"]
     assert row(diag, "| [4, 8) |")[2:5] == ["120", "0.800", "0.140"]

@@ -164,6 +164,27 @@ def test_sapo_best_follows_the_declaration(tmp_path):
     assert E("spec_silo", "8L0E", 1) == 0 and D("spec_silo", 1) == 0
 
 
+def test_shortfall_share_counts_nodes_short_per_round():
+    from analysis.summarize import shortfall_share
+    short = np.array([[0.0, 2.0, np.nan, np.nan], [1.0, 0.0, 0.0, np.nan], [0.0, 4.0, 3.0, np.nan]])
+    got = shortfall_share(short)
+    assert got[:3].tolist() == [1 / 3, 2 / 3, 0.5] and np.isnan(got[3])
+
+
+
+def test_summaries_made_from_node_logs_carry_the_shortfall_share(tmp_path):
+    import h5py
+    from synthetic_runs import write_run
+    from analysis.runs import load_summary
+    from analysis.summarize import main as summarize
+    write_run(str(tmp_path / "r"), np.full((2, 10), 0.3))
+    with h5py.File(str(tmp_path / "r" / "node_0001.h5"), "a") as f:
+        f["shortfall"][:] = np.where(np.arange(10) < 4, 2.0, 0.0)
+    assert summarize([str(tmp_path / "r"), "-o", str(tmp_path / "s")]) == 0
+    share = load_summary(str(tmp_path / "s" / "r.npz")).node_mean["shortfall_share"]
+    assert share.tolist() == [0.5] * 4 + [0.0] * 6
+
+
 def test_weights_distinct_counts_digests_per_round():
     from analysis.summarize import weights_distinct
     digests = np.array([[7, 7, -3], [7, 9, -3], [7, 9, 5]], dtype=np.int64)  # 3 nodes x 3 rounds
