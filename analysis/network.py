@@ -280,18 +280,26 @@ def age_figure(study, out_dir):
     arms' importance weight and drop rate against it."""
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for i, cond in enumerate(("clean",) + CONDS):
+    by_cond = {}
+    for cond in ("clean",) + CONDS:
         names = [clean(a) for a in ARMS] if cond == "clean" else [f"{cond}_{a}" for a in ARMS]
         ages = [e.values["external_age_mean"] for n in names for e in study.used(n, SPLIT)]
         ages = np.concatenate(ages) if ages else np.array([])
-        ages = ages[np.isfinite(ages)]
-        if ages.size:
-            axes[0].hist(ages, bins=40, histtype="step", color=f"C{i}", label=cond)
+        by_cond[cond] = ages[np.isfinite(ages)]
+    pooled = np.concatenate(list(by_cond.values()))
+    if pooled.size:  # one set of bins for all (whole rounds where the range allows), counts on a log scale:
+        lo, hi = np.floor(pooled.min()), np.ceil(pooled.max())  # the clean spike and slow4's tails both show
+        bins = np.linspace(lo - 0.5, hi + 0.5, int(min(hi - lo + 2, 121)))
+        for i, (cond, ages) in enumerate(by_cond.items()):
+            if ages.size:
+                axes[0].hist(ages, bins=bins, histtype="step", color=f"C{i}", label=cond)
+        axes[0].set_yscale("log")
+        axes[0].set_ylabel("rounds (log scale)")
     _, (age, w, dr) = by_age(study, [f"{c}_ftis" for c in CONDS] + [clean("ftis")])
     if age.size:
         axes[1].scatter(age, w, s=4, alpha=0.4, label="importance weight")
         axes[1].scatter(age, dr, s=4, alpha=0.4, label="F-TIS drop rate")
-    figures.finish_panels(fig, axes, ("mean external age per round (node mean), all arms",
+    figures.finish_panels(fig, axes, ("mean external age per round (node mean), all arms; slow4: skew of rounds too",
                                       "ftis: per round, against the round's mean external age"),
                           ("rounds", "mean external age (rounds)"), out_dir, "fig_age.png", title_size=9)
 
