@@ -2,7 +2,9 @@
 # experiments/network/run.sh, experiments/weights/{calibrate,run}.sh); study_setup is their
 # common preamble. study_run NAME CONFIG SEED [key=value...] runs 8 ranks of
 # CONFIG fresh, resumes RUNS/NAME (`sapo run --resume`), or skips it when it is done here
-# (DONE) or in an earlier session (its summary in OUT/summaries/, committed). Each run's wall
+# (DONE) or in an earlier session (its summary in OUT/summaries/, committed); a file RUNS/STOP
+# ends the driver before its next run (and is removed), so a session can stop a study without
+# losing a run in flight (`touch RUNS/STOP`, then wait for the driver to exit). Each run's wall
 # time, status, binary commit and numerics version go to OUT/costs.csv; a finished run's
 # summary (analysis.summarize) to OUT/summaries/. Needs SAPO, PY, RUNS, OUT, COMMIT and the
 # numerics version in NUMERICS; optional ROUNDS (swarm.rounds).
@@ -11,6 +13,11 @@ study_run() {
   shift 3
   [ -f "$OUT/summaries/$name.npz" ] && return # done, here or in an earlier session
   [ -f "$out/DONE" ] && { "$PY" -m analysis.summarize "$out" -o "$OUT/summaries" > /dev/null; return; }
+  if [ -f "$RUNS/STOP" ]; then # asked to stop between runs: nothing in flight is lost
+    rm -f "$RUNS/STOP"
+    echo "# $(date +%T) $RUNS/STOP found (and removed): stopping before $name; the same command goes on"
+    exit 0
+  fi
   [ -f "$OUT/costs.csv" ] || echo "run,seconds,status,commit,numerics" > "$OUT/costs.csv"
   local t0=$SECONDS rounds=()
   [ -n "${ROUNDS:-}" ] && rounds=(swarm.rounds="$ROUNDS")
