@@ -3,8 +3,8 @@
 # common preamble. study_run NAME CONFIG SEED [key=value...] runs 8 ranks of
 # CONFIG fresh, resumes RUNS/NAME (`sapo run --resume`), or skips it when it is done here
 # (DONE) or in an earlier session (its summary in OUT/summaries/, committed); a file RUNS/STOP
-# ends the driver before its next run (and is removed), so a session can stop a study without
-# losing a run in flight (`touch RUNS/STOP`, then wait for the driver to exit). Each run's wall
+# ends the driver before its next run with exit status 3 (and is removed), so a session can stop
+# a study without losing a run in flight (`touch RUNS/STOP`, then wait for the driver to exit). Each run's wall
 # time, status, binary commit and numerics version go to OUT/costs.csv; a finished run's
 # summary (analysis.summarize) to OUT/summaries/. Needs SAPO, PY, RUNS, OUT, COMMIT and the
 # numerics version in NUMERICS; optional ROUNDS (swarm.rounds).
@@ -16,7 +16,7 @@ study_run() {
   if [ -f "$RUNS/STOP" ]; then # asked to stop between runs: nothing in flight is lost
     rm -f "$RUNS/STOP"
     echo "# $(date +%T) $RUNS/STOP found (and removed): stopping before $name; the same command goes on"
-    exit 0
+    exit 3 # not 0: the study is not complete, and a chain `driver && next` must not go on
   fi
   [ -f "$OUT/costs.csv" ] || echo "run,seconds,status,commit,numerics" > "$OUT/costs.csv"
   local t0=$SECONDS rounds=()

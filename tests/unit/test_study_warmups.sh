@@ -50,11 +50,11 @@ expect 0 "^kernel Haswell, numerics 2$" env OPENBLAS_CORETYPE=Haswell bash -c "$
 expect 2 "^demo: $FAKE runs OpenBLAS's SkylakeX kernel, not Zen" env -u OPENBLAS_CORETYPE FAKE_KERNEL=SkylakeX \
   bash -c "$(declare -f setup); TMP=$TMP SRC=$SRC FAKE=$FAKE setup"
 
-# RUNS/STOP: the driver ends before its next run, removes the file, starts nothing
+# RUNS/STOP: the driver ends before its next run with status 3, removes the file, starts nothing
 stop_run() { (cd "$SRC" && . experiments/lib/study_run.sh && mpirun() { echo ran >> "$TMP/stop/mpirun"; } &&
               RUNS=$TMP/stop/runs OUT=$TMP/stop/out COMMIT=x study_setup demo "$FAKE" && touch "$RUNS/STOP" &&
               study_run next_run cfg.ini 1 && echo "went on"); }
-expect 0 "STOP found \(and removed\): stopping before next_run" env -u OPENBLAS_CORETYPE \
+expect 3 "STOP found \(and removed\): stopping before next_run" env -u OPENBLAS_CORETYPE \
   bash -c "$(declare -f stop_run); TMP=$TMP SRC=$SRC FAKE=$FAKE stop_run"
 [ ! -e "$TMP/stop/runs/STOP" ] && [ ! -e "$TMP/stop/mpirun" ] && ! grep -q next_run "$TMP/stop/out/costs.csv" 2>/dev/null ||
   fail "STOP: the file was kept or a run started"
