@@ -232,8 +232,7 @@ def section_diagnostics(study):
         "external groups a node wanted its pool could not provide, per node and round: 0 to 4, a count), the "
         "shortfall share (the share of node-rounds with fewer than J external groups, `mean/shortfall_share`: over "
         "the seeds whose summaries keep it, those made from the node logs since 2026-12-04; `–` where none does), "
-        "the importance "
-        "weight, its capped share and the F-TIS drop rate.",
+        "the importance weight, its capped share and the F-TIS drop rate.",
         "The age is the receiver's round minus the round its sender sent the group in (docs/SWARM.md). Under slow4 "
         "the slow nodes' rounds lag the others' 4x, so the age holds that skew as well as the delay: a slow node's "
         "groups from fast peers have negative ages, a fast node's groups from slow peers ages far above any delay. "
