@@ -1,8 +1,10 @@
 /* attention_rows.c (see attention_rows.h): a score is one query's dot product with a key,
  * 8 keys at a time (8 accumulators, reduced together by a horizontal-add tree); a weighted
- * sum streams the values with independent accumulators. Specialised for head sizes 16, 32
- * and 64 (the byte GPTs' and most Llama-family heads), any multiple of 8 in the generic loop,
- * plain loops for the rest and for builds without AVX2 + FMA. */
+ * sum streams the values with independent accumulators. The queries' variants run the same
+ * loops block by block of keys, so that a block is read from memory once for all the rows.
+ * Specialised for head sizes 16, 32 and 64 (the byte GPTs' and most Llama-family heads), any
+ * multiple of 8 in the generic loop, plain loops for the rest and for builds without
+ * AVX2 + FMA. */
 #include "model/attention_rows.h"
 
 #include <string.h>
@@ -50,14 +52,17 @@ ATT_INLINE void scores_avx(float* out, const float* q, const float* k, long stri
     }
 }
 
-/* Two keys a step into two sets of accumulators (the FMA chains' latency, not the loads,
- * would bound one set). */
-ATT_INLINE void wsum_avx(float* y, const float* w, const float* v, long stride, int n, int hs) {
+/* Values j < n into two sets of accumulators, two keys a step (the FMA chains' latency, not
+ * the loads, would bound one set): a (even j, and an odd last one) and b (odd j), kept in
+ * memory between calls, so that a run of values split into blocks of even length gives the
+ * bits of one call. */
+ATT_INLINE void wsum_avx_block(float* a_mem, float* b_mem, const float* w, const float* v, long stride, int n,
+                               int hs) {
     int nc = hs / 8, j = 0;
     __m256 a[16], b[16];
     for (int c = 0; c < nc; c++) {
-        a[c] = _mm256_loadu_ps(y + 8 * c);
-        b[c] = _mm256_setzero_ps();
+        a[c] = _mm256_loadu_ps(a_mem + 8 * c);
+        b[c] = _mm256_loadu_ps(b_mem + 8 * c);
     }
     for (; j + 2 <= n; j += 2) {
         __m256 w0 = _mm256_set1_ps(w[j]), w1 = _mm256_set1_ps(w[j + 1]);
@@ -72,8 +77,18 @@ ATT_INLINE void wsum_avx(float* y, const float* w, const float* v, long stride, 
         const float* v0 = v + (long)j * stride;
         for (int c = 0; c < nc; c++) a[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(v0 + 8 * c), a[c]);
     }
-    for (int c = 0; c < nc; c++) _mm256_storeu_ps(y + 8 * c, _mm256_add_ps(a[c], b[c]));
+    for (int c = 0; c < nc; c++) {
+        _mm256_storeu_ps(a_mem + 8 * c, a[c]);
+        _mm256_storeu_ps(b_mem + 8 * c, b[c]);
+    }
 }
+
+/* y += b once a's run is done (a is y itself). */
+ATT_INLINE void wsum_avx_finish(float* y, const float* b_mem, int hs) {
+    for (int c = 0; c < hs / 8; c++)
+        _mm256_storeu_ps(y + 8 * c, _mm256_add_ps(_mm256_loadu_ps(y + 8 * c), _mm256_loadu_ps(b_mem + 8 * c)));
+}
+
 #define ATT_VECTOR(hs) ((hs) % 8 == 0 && (hs) <= 128)
 #else
 #define ATT_VECTOR(hs) 0
@@ -111,15 +126,17 @@ void att_scores(float* out, const float* q, const float* k, long stride, int n, 
     scores_plain(out, q, k, stride, n, hs, scale);
 }
 
-void att_weighted_add(float* y, const float* w, const float* v, long stride, int n, int hs) {
+/* Values into y (a) and b: att_weighted_add's work on a block of values; its end (y += b) is
+ * wsum_finish's. The plain loops add into y alone and leave b alone. */
+static void wsum_block(float* y, float* b, const float* w, const float* v, long stride, int n, int hs) {
 #if defined(__AVX2__) && defined(__FMA__)
     switch (hs) {
-        case 16: wsum_avx(y, w, v, stride, n, 16); return;
-        case 32: wsum_avx(y, w, v, stride, n, 32); return;
-        case 64: wsum_avx(y, w, v, stride, n, 64); return;
+        case 16: wsum_avx_block(y, b, w, v, stride, n, 16); return;
+        case 32: wsum_avx_block(y, b, w, v, stride, n, 32); return;
+        case 64: wsum_avx_block(y, b, w, v, stride, n, 64); return;
         default:
             if (ATT_VECTOR(hs)) {
-                wsum_avx(y, w, v, stride, n, hs);
+                wsum_avx_block(y, b, w, v, stride, n, hs);
                 return;
             }
     }
@@ -127,6 +144,46 @@ void att_weighted_add(float* y, const float* w, const float* v, long stride, int
     wsum_plain(y, w, v, stride, n, hs);
 }
 
-void att_gather_rows(float* dst, const float* src, long stride, int n, int hs) {
-    for (int j = 0; j < n; j++) memcpy(dst + (size_t)j * hs, src + (long)j * stride, (size_t)hs * sizeof(float));
+static void wsum_finish(float* y, const float* b, int hs) {
+#if defined(__AVX2__) && defined(__FMA__)
+    if (ATT_VECTOR(hs)) wsum_avx_finish(y, b, hs);
+#else
+    (void)y, (void)b, (void)hs;
+#endif
+}
+
+void att_weighted_add(float* y, const float* w, const float* v, long stride, int n, int hs) {
+    float b[128] = {0};
+    wsum_block(y, b, w, v, stride, n, hs);
+    wsum_finish(y, b, hs);
+}
+
+/* Keys per block of the queries' loops: about 16 KB of one head's keys, a multiple of 8, so
+ * that the blocks keep att_scores' groups of 8 keys and att_weighted_add's pairs. */
+static int keys_per_block(int hs) {
+    int kb = 4096 / (hs > 0 ? hs : 1);
+    kb -= kb % 8;
+    return kb < 8 ? 8 : kb;
+}
+
+void att_scores_queries(float* out, long ldo, const float* q, long ldq, int nq, const float* k, long stride, int n,
+                        int hs, float scale) {
+    int kb = keys_per_block(hs);
+    for (int j0 = 0; j0 < n; j0 += kb) {
+        int m = n - j0 < kb ? n - j0 : kb;
+        for (int i = 0; i < nq; i++)
+            att_scores(out + i * ldo + j0, q + i * ldq, k + (long)j0 * stride, stride, m, hs, scale);
+    }
+}
+
+void att_weighted_add_queries(float* y, long ldy, const float* w, long ldw, int nq, const float* v, long stride, int n,
+                              int hs, float* acc) {
+    int kb = keys_per_block(hs);
+    memset(acc, 0, (size_t)nq * hs * sizeof(float));
+    for (int j0 = 0; j0 < n; j0 += kb) {
+        int m = n - j0 < kb ? n - j0 : kb;
+        for (int i = 0; i < nq; i++)
+            wsum_block(y + i * ldy, acc + (size_t)i * hs, w + i * ldw + j0, v + (long)j0 * stride, stride, m, hs);
+    }
+    for (int i = 0; i < nq; i++) wsum_finish(y + i * ldy, acc + (size_t)i * hs, hs);
 }

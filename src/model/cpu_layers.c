@@ -315,9 +315,9 @@ void attention_backward_det(float* dqkv, float* datt, const float* dout, const f
     attention_backward_det_gqa(dqkv, datt, dout, qkv, att, segs, seg_att, n_segs, &sh);
 }
 
-/* A decode step's copy of one head's prompt keys and values, grown to the largest prompt
- * seen and kept (per thread), so that a step allocates nothing once warm. */
-static float* prompt_head_scratch(size_t n) {
+/* The weighted sums' accumulators of a decode step, kept per thread and grown to the largest
+ * need seen, so that a step allocates nothing once warm. */
+static float* decode_scratch(size_t n) {
     static _Thread_local float* buf;
     static _Thread_local size_t cap;
     if (n > cap) {
@@ -346,36 +346,32 @@ void decode_attention_rows(float* y, float* scores, const float* q3, const float
             }
         return;
     }
-    /* one query at a time in vector loops (attention_rows.h): per row and head the keys are
-     * a prompt's and a few dozen of the row's own, too few for sgemm's packing to pay */
+    /* vector loops (attention_rows.h): per row and head the keys are a prompt's and a few
+     * dozen of the row's own, too few for sgemm's packing to pay; the rows' shared prompt is
+     * read block by block for all of them */
     double t0 = product_profile_start();
     long own_keys = 0;
+    float* acc = decode_scratch((size_t)nr * hs);
     for (int h = 0; h < sh->n_head; h++) {
         size_t kvh = (size_t)(h / l.group) * hs;
         const float *kph = kp + kvh, *vph = vp + kvh;
-        long pstride = KD;
-        if (plen && nr > 1) { /* the rows' shared prompt keys and values, contiguous: read once per row */
-            float* kc = prompt_head_scratch((size_t)2 * plen * hs);
-            att_gather_rows(kc, kph, KD, plen, hs);
-            att_gather_rows(kc + (size_t)plen * hs, vph, KD, plen, hs);
-            kph = kc;
-            vph = kc + (size_t)plen * hs;
-            pstride = hs;
-        }
+        const float* q0 = q3 + (size_t)i0 * R + h * hs;
+        float* y0 = y + (size_t)i0 * O + h * hs;
+        att_scores_queries(scores, T, q0, R, nr, kph, KD, plen, hs, scale);
         for (int i = i0; i < i1; i++) {
             int own = d->pos[i] - plen + 1;
-            const float* q = q3 + (size_t)i * R + h * hs;
-            const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
-            const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
             float* row = scores + (size_t)(i - i0) * T;
-            float* yo = y + (size_t)i * O + h * hs;
-            att_scores(row, q, kph, pstride, plen, hs, scale);
-            att_scores(row + plen, q, kr, KD, own, hs, scale);
+            const float* kr = krow + (size_t)d->rows[i] * row_slot + kvh;
+            att_scores(row + plen, q3 + (size_t)i * R + h * hs, kr, KD, own, hs, scale);
             softmax_inplace(row, plen + own);
-            memset(yo, 0, (size_t)hs * sizeof(float));
-            att_weighted_add(yo, row, vph, pstride, plen, hs);
-            att_weighted_add(yo, row + plen, vr, KD, own, hs);
+            memset(y + (size_t)i * O + h * hs, 0, (size_t)hs * sizeof(float));
             own_keys += own;
+        }
+        att_weighted_add_queries(y0, O, scores, T, nr, vph, KD, plen, hs, acc);
+        for (int i = i0; i < i1; i++) {
+            int own = d->pos[i] - plen + 1;
+            const float* vr = vrow + (size_t)d->rows[i] * row_slot + kvh;
+            att_weighted_add(y + (size_t)i * O + h * hs, scores + (size_t)(i - i0) * T + plen, vr, KD, own, hs);
         }
     }
     product_profile_add(PRODUCT_ATTENTION, t0, 4.0 * hs * ((double)sh->n_head * nr * plen + (double)own_keys));

@@ -63,9 +63,9 @@ void attention_backward_det_gqa(float* dqkv, float* datt, const float* dout, con
 
 /* Decode attention of rows [i0, i1) of d, which share one prompt cache (kp, vp: its slot, a
  * position every n_kv_head * head_dim floats, as the rows' own caches krow, vrow with row_slot
- * floats a row): y (n, n_head * head_dim) from the queries in q3 (n, fused rows). Query for
- * query in vector loops (attention_rows.h), over the prompt's keys (copied contiguous once
- * per head when rows share them) and then the row's own; scores holds (i1 - i0, T).
+ * floats a row): y (n, n_head * head_dim) from the queries in q3 (n, fused rows). In vector
+ * loops (attention_rows.h): the prompt's keys and values block by block for all the rows at
+ * once, then each row's own; scores holds (i1 - i0, T).
  * det: det_attend_query, query for query. */
 void decode_attention_rows(float* y, float* scores, const float* q3, const float* kp, const float* vp,
                            const float* krow, const float* vrow, const DecodeStep* d, int i0, int i1,

@@ -1,10 +1,12 @@
 /* The vector loops of model/attention_rows.h against sums in double, over head sizes that
  * take each path (16, 32, 64: specialised; 24, 128: the generic loop; 6: plain loops) and key
- * counts around the 8-key blocks; then a decode step's default attention (those loops)
+ * counts around the 8-key blocks; the queries' variants against those loops bit for bit (key
+ * counts across their blocks); then a decode step's default attention (those loops)
  * against the deterministic mode's (det_attention.h) on the same cache, with grouped heads
  * and rows that share a prompt. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/attention_rows.h"
 #include "model/cpu_layers.h"
@@ -53,6 +55,33 @@ static void check_loops(int hs, int n, long stride) {
     free(q), free(k), free(w), free(out), free(y), free(y0);
 }
 
+/* nq queries over the same n keys: every score and every weighted sum has the bits of the
+ * one-query loop's (the blocks must keep its groups of keys). */
+static void check_queries(int hs, int n, long stride, int nq) {
+    unsigned s = 5u * hs + 17u * n + 3u * nq;
+    long ldq = 3L * hs + 1, ldo = n + 3, ldy = 2L * hs + 5;
+    float* q = random_floats((size_t)nq * ldq, &s);
+    float* k = random_floats((size_t)(n + 1) * stride, &s);
+    float* w = random_floats((size_t)nq * ldo, &s);
+    float* y = random_floats((size_t)nq * ldy, &s);
+    float* y1 = malloc((size_t)nq * ldy * sizeof(float));
+    float* out = calloc((size_t)nq * ldo, sizeof(float));
+    float* out1 = calloc((size_t)nq * ldo, sizeof(float));
+    float* acc = malloc((size_t)nq * hs * sizeof(float));
+    memcpy(y1, y, (size_t)nq * ldy * sizeof(float));
+    att_scores_queries(out, ldo, q, ldq, nq, k, stride, n, hs, 0.125f);
+    att_weighted_add_queries(y, ldy, w, ldo, nq, k, stride, n, hs, acc);
+    for (int i = 0; i < nq; i++) {
+        att_scores(out1 + i * ldo, q + i * ldq, k, stride, n, hs, 0.125f);
+        att_weighted_add(y1 + i * ldy, w + i * ldo, k, stride, n, hs);
+    }
+    EXPECT(memcmp(out, out1, (size_t)nq * ldo * sizeof(float)) == 0,
+           "att_scores_queries hs %d n %d nq %d: scores differ from att_scores' bits", hs, n, nq);
+    EXPECT(memcmp(y, y1, (size_t)nq * ldy * sizeof(float)) == 0,
+           "att_weighted_add_queries hs %d n %d nq %d: sums differ from att_weighted_add's bits", hs, n, nq);
+    free(q), free(k), free(w), free(y), free(y1), free(out), free(out1), free(acc);
+}
+
 /* Two prompts in the prefix cache; rows 0-2 read prompt 1, row 3 prompt 0, row 4 none. */
 static void check_decode(int n_head, int n_kv, int hs) {
     AttnShape sh = {.n_head = n_head, .n_kv_head = n_kv, .head_dim = hs};
@@ -86,6 +115,12 @@ int main(void) {
         for (int b = 0; b < 8; b++) {
             check_loops(sizes[a], counts[b], sizes[a]);
             check_loops(sizes[a], counts[b], 3L * sizes[a] + 4);
+        }
+    int long_counts[] = {0, 5, 64, 255, 256, 257, 300, 531};
+    for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 8; b++) {
+            check_queries(sizes[a], long_counts[b], sizes[a], 8);
+            check_queries(sizes[a], long_counts[b], 3L * sizes[a] + 4, 3);
         }
     check_decode(4, 4, 16);
     check_decode(4, 4, 32);
