@@ -4,10 +4,10 @@
 # CONFIG fresh, resumes RUNS/NAME (`sapo run --resume`), or skips it when it is done here
 # (DONE) or in an earlier session (its summary in OUT/summaries/, committed); a file RUNS/STOP
 # ends the driver before its next run with exit status 3 (and is removed), so a session can stop
-# a study without losing a run in flight (`touch RUNS/STOP`, then wait for the driver to exit). Each run's wall
-# time, status, binary commit and numerics version go to OUT/costs.csv; a finished run's
-# summary (analysis.summarize) to OUT/summaries/. Needs SAPO, PY, RUNS, OUT, COMMIT and the
-# numerics version in NUMERICS; optional ROUNDS (swarm.rounds).
+# a study without losing a run in flight (`touch RUNS/STOP`, then wait for the driver to exit).
+# Each run's wall time, status, binary commit and numerics version go to OUT/costs.csv; a
+# finished run's summary (analysis.summarize) to OUT/summaries/. Needs SAPO, PY, RUNS, OUT,
+# COMMIT and the numerics version in NUMERICS; optional ROUNDS (swarm.rounds).
 study_run() {
   local name=$1 config=$2 seed=$3 out=$RUNS/$1
   shift 3

@@ -7,7 +7,7 @@
  * AVX2 + FMA. */
 #include "model/attention_rows.h"
 
-#include <string.h>
+#include <stddef.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -53,16 +53,18 @@ ATT_INLINE void scores_avx(float* out, const float* q, const float* k, long stri
 }
 
 /* Values j < n into two sets of accumulators, two keys a step (the FMA chains' latency, not
- * the loads, would bound one set): a (even j, and an odd last one) and b (odd j), kept in
- * memory between calls, so that a run of values split into blocks of even length gives the
- * bits of one call. */
-ATT_INLINE void wsum_avx_block(float* a_mem, float* b_mem, const float* w, const float* v, long stride, int n,
-                               int hs) {
+ * the loads, would bound one set): a (even j, and an odd last one), which starts from y, and b
+ * (odd j). A run of values split into blocks of even length gives the bits of one call: the
+ * first block starts b at zero, the others load it from b_mem, where every block but the last
+ * leaves it (and a in y); the last ends with y = a + b. One call is first and last: it never
+ * touches b_mem. */
+ATT_INLINE void wsum_avx(float* y, float* b_mem, const float* w, const float* v, long stride, int n, int hs,
+                         int first, int last) {
     int nc = hs / 8, j = 0;
     __m256 a[16], b[16];
     for (int c = 0; c < nc; c++) {
-        a[c] = _mm256_loadu_ps(a_mem + 8 * c);
-        b[c] = _mm256_loadu_ps(b_mem + 8 * c);
+        a[c] = _mm256_loadu_ps(y + 8 * c);
+        b[c] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(b_mem + 8 * c);
     }
     for (; j + 2 <= n; j += 2) {
         __m256 w0 = _mm256_set1_ps(w[j]), w1 = _mm256_set1_ps(w[j + 1]);
@@ -78,15 +80,13 @@ ATT_INLINE void wsum_avx_block(float* a_mem, float* b_mem, const float* w, const
         for (int c = 0; c < nc; c++) a[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(v0 + 8 * c), a[c]);
     }
     for (int c = 0; c < nc; c++) {
-        _mm256_storeu_ps(a_mem + 8 * c, a[c]);
-        _mm256_storeu_ps(b_mem + 8 * c, b[c]);
+        if (last) {
+            _mm256_storeu_ps(y + 8 * c, _mm256_add_ps(a[c], b[c]));
+        } else {
+            _mm256_storeu_ps(y + 8 * c, a[c]);
+            _mm256_storeu_ps(b_mem + 8 * c, b[c]);
+        }
     }
-}
-
-/* y += b once a's run is done (a is y itself). */
-ATT_INLINE void wsum_avx_finish(float* y, const float* b_mem, int hs) {
-    for (int c = 0; c < hs / 8; c++)
-        _mm256_storeu_ps(y + 8 * c, _mm256_add_ps(_mm256_loadu_ps(y + 8 * c), _mm256_loadu_ps(b_mem + 8 * c)));
 }
 
 #define ATT_VECTOR(hs) ((hs) % 8 == 0 && (hs) <= 128)
@@ -126,36 +126,29 @@ void att_scores(float* out, const float* q, const float* k, long stride, int n, 
     scores_plain(out, q, k, stride, n, hs, scale);
 }
 
-/* Values into y (a) and b: att_weighted_add's work on a block of values; its end (y += b) is
- * wsum_finish's. The plain loops add into y alone and leave b alone. */
-static void wsum_block(float* y, float* b, const float* w, const float* v, long stride, int n, int hs) {
+/* att_weighted_add over one block of a run (wsum_avx's first and last); the plain loops add
+ * into y alone and leave b alone. */
+static void wsum_block(float* y, float* b, const float* w, const float* v, long stride, int n, int hs, int first,
+                       int last) {
 #if defined(__AVX2__) && defined(__FMA__)
-    switch (hs) {
-        case 16: wsum_avx_block(y, b, w, v, stride, n, 16); return;
-        case 32: wsum_avx_block(y, b, w, v, stride, n, 32); return;
-        case 64: wsum_avx_block(y, b, w, v, stride, n, 64); return;
+    switch (hs) { /* constant head sizes: the loops over a head's 8-float chunks unroll */
+        case 16: wsum_avx(y, b, w, v, stride, n, 16, first, last); return;
+        case 32: wsum_avx(y, b, w, v, stride, n, 32, first, last); return;
+        case 64: wsum_avx(y, b, w, v, stride, n, 64, first, last); return;
         default:
             if (ATT_VECTOR(hs)) {
-                wsum_avx_block(y, b, w, v, stride, n, hs);
+                wsum_avx(y, b, w, v, stride, n, hs, first, last);
                 return;
             }
     }
+#else
+    (void)b, (void)first, (void)last;
 #endif
     wsum_plain(y, w, v, stride, n, hs);
 }
 
-static void wsum_finish(float* y, const float* b, int hs) {
-#if defined(__AVX2__) && defined(__FMA__)
-    if (ATT_VECTOR(hs)) wsum_avx_finish(y, b, hs);
-#else
-    (void)y, (void)b, (void)hs;
-#endif
-}
-
 void att_weighted_add(float* y, const float* w, const float* v, long stride, int n, int hs) {
-    float b[128] = {0};
-    wsum_block(y, b, w, v, stride, n, hs);
-    wsum_finish(y, b, hs);
+    wsum_block(y, NULL, w, v, stride, n, hs, 1, 1);
 }
 
 /* Keys per block of the queries' loops: about 16 KB of one head's keys, a multiple of 8, so
@@ -178,12 +171,11 @@ void att_scores_queries(float* out, long ldo, const float* q, long ldq, int nq, 
 
 void att_weighted_add_queries(float* y, long ldy, const float* w, long ldw, int nq, const float* v, long stride, int n,
                               int hs, float* acc) {
-    int kb = keys_per_block(hs);
-    memset(acc, 0, (size_t)nq * hs * sizeof(float));
-    for (int j0 = 0; j0 < n; j0 += kb) {
+    int kb = keys_per_block(hs), j0 = 0;
+    do { /* no values still ends each sum as att_weighted_add does */
         int m = n - j0 < kb ? n - j0 : kb;
         for (int i = 0; i < nq; i++)
-            wsum_block(y + i * ldy, acc + (size_t)i * hs, w + i * ldw + j0, v + (long)j0 * stride, stride, m, hs);
-    }
-    for (int i = 0; i < nq; i++) wsum_finish(y + i * ldy, acc + (size_t)i * hs, hs);
+            wsum_block(y + i * ldy, acc + (size_t)i * hs, w + i * ldw + j0, v + (long)j0 * stride, stride, m, hs,
+                       j0 == 0, j0 + m >= n);
+    } while ((j0 += kb) < n);
 }
