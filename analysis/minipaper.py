@@ -27,7 +27,6 @@ import argparse
 import hashlib
 import os
 import re
-import shlex
 import sys
 from collections import Counter
 
@@ -40,7 +39,7 @@ from .metrics import PAPER_WINDOW, config_metrics, eval_curve, run_metrics, wind
 from .noise import SHUFFLES, white_noise
 from .paired import NOT_SIGNIFICANT, SIGNIFICANT, direction, holm, mde, mean_sd, p_value, paired, t975, trend
 from .paper import PAPER_CHANGES, PAPER_TOTALS
-from .report import fmt, table
+from .report import fmt, table, this_report
 from .runs import load_summary, nanmean_rows, require_one_numerics
 
 DEFAULT_ARMS = ("paper", "offpolicy")
@@ -456,7 +455,7 @@ def section_provenance(study, commands, commit, machine, argv):
         lines.append("Commands that made the runs: not given (pass --commands FILE).")
     lines.append(f"Commit of the runs: {commit or 'not given (pass --commit SHA)'}. "
                  f"Machine: {machine or 'not given (pass --machine TEXT)'}.")
-    lines.append("This report: `python3 -m analysis.minipaper " + shlex.join(argv) + "`.")
+    lines.append(this_report("analysis.minipaper", argv))
     lines.append(f"Summaries: `{study.summary_dir}`; arms {', '.join(study.arms)}; splits "
                  f"{', '.join(study.splits)}; seeds {', '.join(str(s) for s in study.seeds)}.")
     rows = []

@@ -28,7 +28,7 @@ import numpy as np
 from . import figures
 from .errors import AnalysisError
 from .paired import t975
-from .report import fmt, table
+from .report import fmt, table, this_report
 from .runs import require_one_numerics
 from .specialists import TASKS, eval_table, node_means, run_values
 from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, interim_lines, no_runs_text,
@@ -348,7 +348,7 @@ def build(summary_dir, out_dir, clean_dir, costs=None, machine=None, seeds=SEEDS
     labels = metric_labels(last_k)
     if not study.n_network:
         parts = [TITLE, no_runs_text(summary_dir, "conditions, arms and seeds", study, "results/network/README.md"),
-                 f"This report: `python3 -m analysis.network {' '.join(argv)}`.", SCOPE]
+                 this_report("analysis.network", argv), SCOPE]
     else:
         prim = family_section(study, PRIMARY, DIGITS, "The primary family: what the network costs each arm",
                               "Each COND_ARM against the same arm's clean run (the specialist study's), paired by seed,"

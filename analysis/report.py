@@ -53,6 +53,11 @@ def table(header, rows, align=None):
     return "\n".join(out)
 
 
+def this_report(module, argv):
+    """The line that says how a report was made, its arguments quoted so it can be pasted."""
+    return f"This report: `python3 -m {module} {shlex.join(argv)}`."
+
+
 def machine():
     model = "unknown CPU"
     try:

@@ -37,7 +37,7 @@ import numpy as np
 from . import calibration_rule, figures
 from .minipaper import sha256
 from .paired import mean_sd
-from .report import fmt, table
+from .report import fmt, table, this_report
 from .studies import (MISSING_SUFFIX, ArmStudy, comparison_table, costs_line, family_section, ignored_and_warnings,
                       interim_lines, no_runs_text, provenance_head, read_costs, spread_text, study_main, write_report)
 
@@ -600,7 +600,7 @@ def build(summary_dir, out_dir, costs=None, machine=None, seeds=SEEDS, last_k=5,
     tail = ([section_warmups(warm)] if warm else [])
     if not study.entries:
         parts = [TITLE, no_runs_text(summary_dir, "arms and seeds", study, "results/specialists/README.md"),
-                 f"This report: `python3 -m analysis.specialists {' '.join(argv)}`."] + ignored_and_warnings(
+                 this_report("analysis.specialists", argv)] + ignored_and_warnings(
                  study, [w for w in study.warnings if not w.endswith(MISSING_SUFFIX)]) + tail + [SCOPE]
     else:
         main_text = section_main(study)

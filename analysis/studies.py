@@ -13,7 +13,7 @@ import numpy as np
 from .errors import AnalysisError
 from .minipaper import scan, signed
 from .paired import holm, log_ratio, mde, mean_sd, p_signflip, p_value, paired
-from .report import fmt, table
+from .report import fmt, table, this_report
 from .runs import load_summary, require_one_numerics
 
 MISSING_SUFFIX = ": missing"  # the end of a missing run's warning (ignored_and_warnings gathers them)
@@ -241,7 +241,7 @@ def no_runs_text(summary_dir, what, study, plan):
 def provenance_head(module, runs, machine, argv):
     """The first lines of a report's provenance: the heading, how the runs were made (runs), the
     command that made this report and the machine."""
-    return ["## Provenance", runs, f"This report: `python3 -m {module} {' '.join(argv)}`.",
+    return ["## Provenance", runs, this_report(module, argv),
             f"Machine: {machine or 'not stated (--machine)'}."]
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from . import figures
 from .errors import AnalysisError
 from .paired import ci95
-from .report import table
+from .report import table, this_report
 from .runs import require_one_numerics
 from .specialists import run_values
 from .studies import (ArmStudy, costs_line, family_section, ignored_and_warnings, interim_lines, no_runs_text,
@@ -278,7 +278,7 @@ def build(summary_dir, out_dir, clean_dir, best, costs=None, machine=None, seeds
     labels = metric_labels(last_k)
     if not study.n_weights:
         parts = [TITLE, no_runs_text(summary_dir, "networks, arms and seeds", study, "results/weights/README.md"),
-                 f"This report: `python3 -m analysis.weights {' '.join(argv)}`.", SCOPE]
+                 this_report("analysis.weights", argv), SCOPE]
     else:
         prim = family_section(study, PRIMARY, DIGITS, "The primary family: non-specialty pass@1",
                               "On each network each sharing arm against the silo, and the weight-sharing arms against "
