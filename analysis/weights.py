@@ -12,7 +12,7 @@ Usage:
                clean_noloco_sapo (4L4E); hard_sapo_ratio1, hard_sapo_best, hard_noloco_sapo (4L4E),
                hard_diloco, hard_noloco (8L0E)
   --clean-dir  the specialist study's summaries: spec_silo-8L0E (the silo of both networks: it
-               sends nothing), spec_ratio1-4L4E (clean sapo_ratio1), spec_BEST-4L4E (clean sapo_best)
+               sends only rollouts nobody reads), spec_ratio1-4L4E (clean sapo_ratio1), spec_BEST-4L4E (clean sapo_best)
   --best       the correction declared as sapo_best (results/weights/sapo_best.keys)
   --costs      results/weights/costs.csv (run,seconds,status,commit,numerics)
 
@@ -46,12 +46,13 @@ SPLIT = {"silo": "8L0E", "sapo_ratio1": "4L4E", "sapo_best": "4L4E", "diloco": "
          "noloco_sapo": "4L4E"}
 BESTS = ("positive_only", "tis", "ftis")
 SEEDS = (1, 2, 3, 4)
-# the runs the specialist study made (clean network; its silo sends nothing, so it serves both)
+# the runs the specialist study made (clean network; nothing its silo sends is read, so it serves both)
 FROM_SPECIALISTS = {("clean", "silo"), ("hard", "silo"), ("clean", "sapo_ratio1"), ("clean", "sapo_best")}
 HARD = {"net.latency": "4", "net.drop": "0.3", "net.bandwidth": "266112"}  # README.md, 'Networks'
 DEFAULTS = {("net.latency", "0"), ("net.drop", "0"), ("net.bandwidth", "0"), ("sync.method", "none")}  # unset: these
 DIGITS = {"nonspec": 3, "own": 1}
 DIAG = ("sync_peers", "sync_age", "sync_dropped", "external_age_mean", "shortfall", "shortfall_share", "msgs_dropped")
+PER_STEP = ("sync_peers", "sync_dropped")  # logged 0 between outer steps: read on the steps' rounds only
 
 
 def metric_labels(k):
@@ -90,6 +91,11 @@ def weights_values(run, last_k):
     v["same"] = float(np.mean(distinct == 1)) if distinct is not None else float("nan")
     for c in DIAG:
         v[c] = run.node_mean[c] if c in run.node_mean else np.full(run.n_rounds, np.nan)
+    every = run.config.get("sync.every")
+    if every is not None and run.config.get("sync.method", "none") != "none":
+        step = (np.asarray(run.rounds) + 1) % int(float(every)) == 0  # rounds that end with an outer step
+        for c in PER_STEP:
+            v[c] = v[c][step]
     return v
 
 
@@ -170,7 +176,7 @@ def section_arms(study):
         "Per arm and network, mean over seeds (min-max). Bytes: sent per node and round, rollouts and weight messages "
         "together (the mean over rounds of `mean/bytes_sent`); MB: sent per node over the whole run. Skill per byte: "
         "per seed, (primary 1 of the arm - the silo's) / MB, mean over seeds with its 95% t interval (descriptive). "
-        "clean_silo and hard_silo are the same runs (spec_silo 8/0: it sends nothing); clean_sapo_ratio1 and "
+        "clean_silo and hard_silo are the same runs (spec_silo 8/0: it sends its rollouts, which nobody reads); clean_sapo_ratio1 and "
         f"clean_sapo_best are the specialist study's spec_ratio1 and spec_{study.best}.",
         table(["run", "split", "seeds", "non-specialty pass@1", "specialty pass@1", "own reward", "bytes / node / round",
                "MB / node", "pass@1 gained per MB [95% CI]"], rows, ["l", "l"] + ["r"] * 7),
@@ -189,7 +195,9 @@ def section_diagnostics(study):
     return "\n\n".join([
         "## Diagnostics (descriptive)",
         "Node means per round (`mean/<column>`), mean over rounds (those that log it), mean over seeds (range): the "
-        "peers whose weights entered an outer step and their age in rounds, the weight messages dropped, the external "
+        "peers whose weights entered an outer step and their age in rounds (0 for a step no peer entered), the weight "
+        "messages dropped (peers and drops per outer step: the mean over the rounds that end with one, every "
+        "`sync.every`-th), the external "
         "rollout groups' age, the shortfall (external groups short of J per node and round) and the share of "
         "node-rounds that went short, the messages lost; and the share of rounds in which every node "
         "holds the same weights (`weights_digest`, where the summary counts distinct digests).",

@@ -7,7 +7,8 @@ last five evaluations is 0.08 + 0.003 s + E (synthetic_specialists):
   sapo_best here: --best positive_only), spec_ftis present and ignored;
 - this study's runs: clean_diloco E = 0.03 + 0.002 (-1)^s with 50,000 bytes sent per node and
   round (30 rounds: 1.5 MB), every node holding the same weights (weights_distinct 1); the other
-  arms E = 0.004 (-1)^s (no effect) and 10,000 bytes a round; hard_diloco E = 0.03 - 0.02 = 0.01
+  arms E = 0.004 (-1)^s (no effect) and 10,000 bytes a round; sync.every = 10, and sync_peers 7
+  (diloco) or 1 (noloco) on the outer steps' rounds, 0 on the others; hard_diloco E = 0.03 - 0.02 = 0.01
   (+ 0.002 (-1)^s) and its own reward 0.002 lower per node and round;
 - every hard run's config sets the hard network's keys, except hard_noloco seed 3 (net.drop =
   0.5): a warning; hard_noloco_sapo seed 4 is missing.
@@ -58,10 +59,13 @@ def write_weights(folder, omit=(MISSING,), numerics=2):
                     config["net.drop"] = "0.5"
                 if arm in ("diloco", "noloco", "noloco_sapo"):
                     config["sync.method"] = "diloco" if arm == "diloco" else "noloco"
+                    config["sync.every"] = "10"
                 if arm.startswith("sapo") or arm == "noloco_sapo":
                     config["grpo.external"] = "ratio1" if arm == "sapo_ratio1" else "positive_only"
                 cols = {"bytes_sent": np.full(30, 50000.0 if arm == "diloco" else 10000.0),
-                        "weights_distinct": np.full(30, 1.0 if arm == "diloco" else 2.0)}
+                        "weights_distinct": np.full(30, 1.0 if arm == "diloco" else 2.0),
+                        # peers logged on the outer steps' rounds (9, 19, 29) only, 0 between
+                        "sync_peers": np.where(np.arange(30) % 10 == 9, 7.0 if arm == "diloco" else 1.0, 0.0)}
                 write_summary(str(folder / f"{name}.npz"), f"{net}_{arm}", SPLIT[arm], s, numerics,
                               e=e_of(net, arm, s), d=-0.002 if (net, arm) == ("hard", "diloco") else 0.0,
                               columns=cols, config=config)
@@ -134,6 +138,9 @@ def test_bytes_and_skill_per_byte(report):
     # every node holds the same weights in every round under clean diloco, never under noloco
     assert row(text, "| clean_diloco | 4 |")[-2].startswith("1.00")
     assert row(text, "| clean_noloco | 4 |")[-2].startswith("0.00")
+    # sync_peers per outer step (rounds 9, 19, 29 of sync.every = 10), not per round (0.70)
+    assert row(text, "| clean_diloco | 4 |")[3].startswith("7.00 ")
+    assert row(text, "| hard_noloco | 4 |")[3].startswith("1.00 ")
     assert (d / "out" / "fig_bytes.png").stat().st_size > 0 and (d / "out" / "fig_changes.png").stat().st_size > 0
 
 
