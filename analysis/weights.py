@@ -91,11 +91,15 @@ def weights_values(run, last_k):
     v["same"] = float(np.mean(distinct == 1)) if distinct is not None else float("nan")
     for c in DIAG:
         v[c] = run.node_mean[c] if c in run.node_mean else np.full(run.n_rounds, np.nan)
+    v["weight_bytes"] = 0.0
     every = run.config.get("sync.every")
     if every is not None and run.config.get("sync.method", "none") != "none":
         step = (np.asarray(run.rounds) + 1) % int(float(every)) == 0  # rounds that end with an outer step
         for c in PER_STEP:
             v[c] = v[c][step]
+        # weight messages leave on the steps' rounds only; a round without one sends rollouts alone
+        v["weight_bytes"] = (float(np.nansum(sent[step] - np.nanmean(sent[~step]))) / run.n_rounds
+                             if sent is not None and step.any() and (~step).any() else float("nan"))
     return v
 
 
@@ -170,16 +174,19 @@ def section_arms(study):
             spb_text = "–" if not np.isfinite(spb[0]) else (
                 f"{spb[0]:+.5f}" + (f" [{spb[1]:+.5f}, {spb[2]:+.5f}]" if np.isfinite(spb[1]) else ""))
             rows.append([name(net, arm), SPLIT[arm], len(es), spread_text(get("nonspec"), 3), spread_text(get("spec"), 3),
-                         spread_text(get("own"), 1), spread_text(get("bytes"), 0), spread_text(get("mb"), 2), spb_text])
+                         spread_text(get("own"), 1), spread_text(get("bytes"), 0), spread_text(get("weight_bytes"), 0),
+                         spread_text(get("mb"), 2), spb_text])
     return "\n\n".join([
         "## The arms",
         "Per arm and network, mean over seeds (min-max). Bytes: sent per node and round, rollouts and weight messages "
-        "together (the mean over rounds of `mean/bytes_sent`); MB: sent per node over the whole run. Skill per byte: "
+        "together (the mean over rounds of `mean/bytes_sent`), and of which weights: what the rounds that end with an "
+        "outer step sent beyond the mean of the other rounds (rollouts alone), over all rounds (an estimate: the logs "
+        "count bytes, not kinds); MB: sent per node over the whole run. Skill per byte: "
         "per seed, (primary 1 of the arm - the silo's) / MB, mean over seeds with its 95% t interval (descriptive). "
         "clean_silo and hard_silo are the same runs (spec_silo 8/0: it sends its rollouts, which nobody reads); clean_sapo_ratio1 and "
         f"clean_sapo_best are the specialist study's spec_ratio1 and spec_{study.best}.",
         table(["run", "split", "seeds", "non-specialty pass@1", "specialty pass@1", "own reward", "bytes / node / round",
-               "MB / node", "pass@1 gained per MB [95% CI]"], rows, ["l", "l"] + ["r"] * 7),
+               "of which weights", "MB / node", "pass@1 gained per MB [95% CI]"], rows, ["l", "l"] + ["r"] * 8),
         "![skill and bytes](fig_bytes.png)"])
 
 

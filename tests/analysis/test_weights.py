@@ -7,8 +7,9 @@ last five evaluations is 0.08 + 0.003 s + E (synthetic_specialists):
   sapo_best here: --best positive_only), spec_ftis present and ignored;
 - this study's runs: clean_diloco E = 0.03 + 0.002 (-1)^s with 50,000 bytes sent per node and
   round (30 rounds: 1.5 MB), every node holding the same weights (weights_distinct 1); the other
-  arms E = 0.004 (-1)^s (no effect) and 10,000 bytes a round; sync.every = 10, and sync_peers 7
-  (diloco) or 1 (noloco) on the outer steps' rounds, 0 on the others; hard_diloco E = 0.03 - 0.02 = 0.01
+  arms E = 0.004 (-1)^s (no effect) and 10,000 bytes a round, noloco_sapo 300,000 more on each
+  outer step's round (weights); sync.every = 10, and sync_peers 7 (diloco) or 1 (noloco) on the
+  outer steps' rounds, 0 on the others; hard_diloco E = 0.03 - 0.02 = 0.01
   (+ 0.002 (-1)^s) and its own reward 0.002 lower per node and round;
 - every hard run's config sets the hard network's keys, except hard_noloco seed 3 (net.drop =
   0.5): a warning; hard_noloco_sapo seed 4 is missing.
@@ -62,7 +63,8 @@ def write_weights(folder, omit=(MISSING,), numerics=2):
                     config["sync.every"] = "10"
                 if arm.startswith("sapo") or arm == "noloco_sapo":
                     config["grpo.external"] = "ratio1" if arm == "sapo_ratio1" else "positive_only"
-                cols = {"bytes_sent": np.full(30, 50000.0 if arm == "diloco" else 10000.0),
+                cols = {"bytes_sent": np.full(30, 50000.0 if arm == "diloco" else 10000.0)
+                        + (np.arange(30) % 10 == 9) * (300000.0 if arm == "noloco_sapo" else 0.0),
                         "weights_distinct": np.full(30, 1.0 if arm == "diloco" else 2.0),
                         # peers logged on the outer steps' rounds (9, 19, 29) only, 0 between
                         "sync_peers": np.where(np.arange(30) % 10 == 9, 7.0 if arm == "diloco" else 1.0, 0.0)}
@@ -133,8 +135,13 @@ def test_bytes_and_skill_per_byte(report):
     diffs = [(0.03 + 0.002 * (-1) ** s) / 1.5 for s in SEEDS]
     assert n == 4 and mean == pytest.approx(np.mean(diffs), abs=1e-9) and lo < mean < hi
     r = row(text, "| clean_diloco | 8L0E | 4 |")
-    assert r[7].startswith("50000") and r[8].startswith("1.50") and r[9].startswith(f"{mean:+.5f} [")
-    assert row(text, "| clean_silo | 8L0E | 4 |")[9] == "–"  # no byte sent: no ratio
+    assert r[7].startswith("50000") and r[9].startswith("1.50") and r[10].startswith(f"{mean:+.5f} [")
+    assert r[8].startswith("0 ")  # the same bytes on every round: none of them told apart as weights
+    assert row(text, "| clean_silo | 8L0E | 4 |")[10] == "–"  # nothing it sends is read: no ratio
+    # noloco_sapo: 10,000 bytes a round plus 300,000 on each outer step's round (3 of 30)
+    r = row(text, "| clean_noloco_sapo | 4L4E | 4 |")
+    assert r[7].startswith("40000 ") and r[8].startswith("30000 ")
+    assert row(text, "| clean_sapo_best | 4L4E | 4 |")[8].startswith("0 ")  # no weight sync
     # every node holds the same weights in every round under clean diloco, never under noloco
     assert row(text, "| clean_diloco | 4 |")[-2].startswith("1.00")
     assert row(text, "| clean_noloco | 4 |")[-2].startswith("0.00")
