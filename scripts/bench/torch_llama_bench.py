@@ -116,9 +116,9 @@ def main():
             out = model(input_ids=prompt, use_cache=True, logits_to_keep=1)
             past = out.past_key_values
             past.batch_repeat_interleave(K)
-            logits = out.logits[:, -1].repeat(K, 1)
-        else:
-            out = model(input_ids=prompt.repeat(K, 1), use_cache=True, logits_to_keep=1)
+            logits = out.logits[:, -1].repeat_interleave(K, dim=0)
+        else:  # each prompt's K rows adjacent, as the shared cache's batch_repeat_interleave lays them
+            out = model(input_ids=prompt.repeat_interleave(K, dim=0), use_cache=True, logits_to_keep=1)
             past, logits = out.past_key_values, out.logits[:, -1]
         for i in range(N):
             tok = torch.multinomial(torch.softmax(logits, -1), 1)
@@ -130,6 +130,8 @@ def main():
     gen_tokens = len(prompts) * K * N
     if a.warmup:  # as the C side: one untimed generation for the first prompt
         generate_one(prompts[0], False)
+    if work.get("gen_together"):  # as the C side: every prompt's rows in one batch
+        prompts = [torch.cat(prompts)]
     for what, shared, repeats in (("generate", False, a.repeats), ("generate_shared", True, 1)):
         t = timed(lambda: [generate_one(p, shared) for p in prompts], 0, repeats)
         emit({"what": what, "tokens": gen_tokens, **t})

@@ -40,6 +40,7 @@
 
 typedef struct {
     int groups, completions, prompt, new_tokens, ctx, micro_tokens, gen_prompts, warmup, repeats, threads, torch;
+    int gen_together; /* the prompts in one model_generate_groups call, as a node's groups */
     const char* hf_dir; /* the SmolLM2 directory; NULL: ask scripts/get-model.sh */
 } LlamaBenchOptions;
 
@@ -70,6 +71,7 @@ typedef struct {
     TrainGroup* views; /* groups as rl/pack.h packs them */
     int n_groups;
     int** gen_prompts;
+    int* gen_stack; /* --gen-together: the prompts one after another, gen_prompts x prompt tokens */
     int n_micro;
     int* micro_start; /* micro-batch b is groups [micro_start[b], micro_start[b + 1]) */
     ModelCapacity cap;
@@ -178,6 +180,8 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
     r->train_tokens += r->targets;
     r->gen_prompts = callocCheck((size_t)o->gen_prompts, sizeof(int*));
     for (int i = 0; i < o->gen_prompts; i++) r->gen_prompts[i] = random_ids(&rng, P, c->vocab);
+    r->gen_stack = mallocCheck((size_t)o->gen_prompts * P * sizeof(int));
+    for (int i = 0; i < o->gen_prompts; i++) memcpy(r->gen_stack + (size_t)i * P, r->gen_prompts[i], (size_t)P * sizeof(int));
 
     r->cap = model_capacity_for(c, o->micro_tokens, G, K, N, G, G * K);
     ModelCapacity need = r->cap;
@@ -200,8 +204,11 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
         g0 = g1;
     }
     r->micro_start[r->n_micro] = G;
-    if (P - 1 > need.max_tokens) need.max_tokens = P - 1; /* a generation prompt's prefill */
-    if ((long)c->n_head * (P - 1) * (P - 1) > need.max_att) need.max_att = (long)c->n_head * (P - 1) * (P - 1);
+    int Q = o->gen_together ? o->gen_prompts : 1; /* generation prompts prefilled and decoded at once */
+    if ((long)Q * (P - 1) > need.max_tokens) need.max_tokens = Q * (P - 1);
+    if ((long)Q * c->n_head * (P - 1) * (P - 1) > need.max_att) need.max_att = (long)Q * c->n_head * (P - 1) * (P - 1);
+    if (Q > need.max_prefixes) need.max_prefixes = Q;
+    if (Q * K > need.max_rows) need.max_rows = Q * K;
     r->cap_raised = need.max_tokens != r->cap.max_tokens || need.max_att != r->cap.max_att;
     r->cap = need;
 }
@@ -212,6 +219,7 @@ static void content_free(ShapeRun* r, const LlamaBenchOptions* o) {
     free(r->views);
     for (int i = 0; i < o->gen_prompts; i++) free(r->gen_prompts[i]);
     free(r->gen_prompts);
+    free(r->gen_stack);
     free(r->micro_start);
 }
 
@@ -236,6 +244,7 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
     cJSON* gp = cJSON_AddArrayToObject(j, "gen_prompts");
     for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, cJSON_CreateIntArray(r->gen_prompts[i], o->prompt));
     cJSON_AddNumberToObject(j, "completions", o->completions);
+    cJSON_AddBoolToObject(j, "gen_together", o->gen_together);
     cJSON_AddNumberToObject(j, "new", o->new_tokens);
     cJSON_AddNumberToObject(j, "train_tokens", (double)r->train_tokens);
     const BenchNumber adamw[] = {{"lr", LB_ADAMW.lr}, {"beta1", LB_ADAMW.beta1}, {"beta2", LB_ADAMW.beta2},
@@ -275,6 +284,15 @@ static void c_train_step(void* arg) {
 static void c_generate(void* arg) {
     CSide* s = arg;
     int P = s->o->prompt;
+    if (s->o->gen_together && s->n_prompts > 1) { /* one call: every row decodes together */
+        int* lens = mallocCheck((size_t)s->n_prompts * sizeof(int));
+        for (int i = 0; i < s->n_prompts; i++) lens[i] = P;
+        RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
+        s->generated += model_generate_groups(s->m, s->r->gen_stack, P, lens, s->n_prompts, s->o->completions, &s->gen,
+                                              &rng, s->out, s->out_lens);
+        free(lens);
+        return;
+    }
     for (int i = 0; i < s->n_prompts; i++) {
         RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
         s->generated += model_generate_groups(s->m, s->r->gen_prompts[i], P, &P, 1, s->o->completions, &s->gen, &rng,
@@ -346,8 +364,9 @@ static int c_side_run(void* arg) {
     static const int no_stop[1] = {-1}; /* no end token: every row generates N tokens, as on the PyTorch side */
     s.gen = (GenConfig){.sampler = {.temperature = 1.0f, .top_p = 1.0f}, .max_new_tokens = o->new_tokens,
                         .stop_ids = no_stop, .n_stop_ids = 1};
-    s.out = mallocCheck((size_t)o->completions * o->new_tokens * sizeof(int));
-    s.out_lens = mallocCheck((size_t)o->completions * sizeof(int));
+    size_t rows = (size_t)o->completions * (o->gen_together ? o->gen_prompts : 1);
+    s.out = mallocCheck(rows * o->new_tokens * sizeof(int));
+    s.out_lens = mallocCheck(rows * sizeof(int));
     s.n_prompts = 1; /* the warm-up: the first prompt */
     if (o->warmup) c_generate(&s);
     s.n_prompts = o->gen_prompts;
@@ -525,6 +544,8 @@ static const CliOption OPTIONS[] = {
     {"ctx", "T", "the model's context (SmolLM2's 8192 is cut to it), 16 to 8192 (default 512)"},
     {"micro-tokens", "M", "tokens per training micro-batch (model.micro_tokens), 64 to 65536 (default 512)"},
     {"gen-prompts", "Q", "prompts generated for, one after another, 1 to 64 (default 2)"},
+    {"gen-together", NULL, "generate for the Q prompts in one batch, all Q x K rows decoding together, as a\n"
+                           "swarm node generates for its groups (both sides)"},
     {"warmup", "W", "untimed training steps on the first micro-batch, 0 to 100 (default 1; any: one\n"
                     "untimed generation for the first prompt)"},
     {"repeats", "R", "timed iterations, 1 to 1000 (default 1, to keep a 2-core run short; 2 or more\n"
@@ -537,7 +558,7 @@ static const CliOption OPTIONS[] = {
     {NULL, NULL, NULL},
 };
 enum { OPT_FAMILY, OPT_SIZE, OPT_GROUPS, OPT_COMPLETIONS, OPT_PROMPT, OPT_NEW, OPT_CTX, OPT_MICRO, OPT_GEN_PROMPTS,
-       OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_HF_DIR, OPT_NO_TORCH, OPT_QUICK };
+       OPT_GEN_TOGETHER, OPT_WARMUP, OPT_REPEATS, OPT_THREADS, OPT_HF_DIR, OPT_NO_TORCH, OPT_QUICK };
 
 static const char ABOUT[] =
     "usage: sapo bench model --family llama [options]\n"
@@ -593,6 +614,7 @@ static int options_parse(int argc, char** argv, LlamaBenchOptions* o, LlamaShape
     }
     if (a.opt[OPT_HF_DIR]) o->hf_dir = a.opt[OPT_HF_DIR];
     if (a.opt[OPT_NO_TORCH]) o->torch = 0;
+    if (a.opt[OPT_GEN_TOGETHER]) o->gen_together = 1;
     cli_args_free(&a);
     return parsed;
 }
@@ -635,8 +657,10 @@ int bench_llama_main(int argc, char** argv) {
            "ours packs each group's prompt once, torch pads [prompt | completion] rows with an attention mask\n",
            LB_ADAMW.lr, LB_GRAD_CLIP);
     printf("# generate = %d prompt(s) of %d tokens, %d completions each of %d new tokens (temperature 1, no end "
-           "token), each prompt's %d rows decoded together with the KV cache, prompts one after another\n",
-           o.gen_prompts, o.prompt, o.completions, o.new_tokens, o.completions);
+           "token), with the KV cache: %s\n",
+           o.gen_prompts, o.prompt, o.completions, o.new_tokens,
+           o.gen_together ? "all rows decoded together (--gen-together, as a node's groups)"
+                          : "each prompt's rows decoded together, prompts one after another");
     printf("# tok/s counts the same tokens on both sides (train: prompts once + completions)\n");
     printf("# %s\n", openblas_get_config());
     printf("#\n");

@@ -2,7 +2,8 @@
 # `sapo bench model --family llama` (src/bench/bench_llama.c): a quick run on two tiny random
 # shapes without the PyTorch side prints, per shape, the three table rows (train, generate,
 # rss_mb) with 11 columns (harness bench_row), positive numbers on our side and '-' on torch's, the memory
-# estimate line, and leaves no temporary directory; a bad --size, --prompt, --hf-dir or --family
+# estimate line, and leaves no temporary directory; --gen-together decodes the prompts' rows in
+# one batch (more prompts than training groups); a bad --size, --prompt, --hf-dir or --family
 # is one line on stderr and exit 2; --family byte_gpt still runs the byte-level benchmark.
 set -u
 BIN=${SAPO_BIN:-build/sapo}
@@ -48,6 +49,17 @@ for shape in tiny 2,32,4,2,48,300; do
 done
 [ "$(grep -c '^[^#]' "$tmp/out")" -eq 6 ] || fail "expected exactly 6 table rows"
 [ -z "$(ls -A "$tmp/t")" ] || fail "left behind: $(ls -A "$tmp/t")"
+
+# --gen-together: the prompts' rows decode in one batch (capacity raised to 3 prompts x 3 rows)
+TMPDIR=$tmp/t "$BIN" bench model --family llama --size tiny --groups 1 --completions 3 --prompt 8 --new 6 --ctx 32 \
+    --gen-prompts 3 --gen-together --warmup 1 --repeats 1 --no-torch >"$tmp/outt" 2>"$tmp/errt" ||
+    { cat "$tmp/errt"; fail "--gen-together failed"; }
+grep -q '^# generate = 3 prompt(s) of 8 tokens, 3 completions each .* all rows decoded together (--gen-together' \
+    "$tmp/outt" || fail "--gen-together: the header does not say the rows decode together"
+row=$(grep '^tiny  *generate ' "$tmp/outt") || fail "--gen-together: no generate row"
+set -- $row
+positive "$3" || fail "--gen-together: row '$row': '$3' is not a positive number"
+grep -q 'prompts one after another' "$tmp/out" || fail "without --gen-together the prompts go one after another"
 
 bad() { # ARGS... : exit 2, one line on stderr starting with $want, nothing on stdout
     "$BIN" bench model "$@" >"$tmp/out2" 2>"$tmp/err2"
