@@ -70,8 +70,8 @@ typedef struct {
     LmGroup* groups;
     TrainGroup* views; /* groups as rl/pack.h packs them */
     int n_groups;
-    int** gen_prompts;
-    int* gen_stack; /* --gen-together: the prompts one after another, gen_prompts x prompt tokens */
+    int* gen_prompts; /* the generation prompts one after another, gen_prompts x prompt tokens */
+    int* gen_lens;    /* each prompt's length (all prompt tokens) */
     int n_micro;
     int* micro_start; /* micro-batch b is groups [micro_start[b], micro_start[b + 1]) */
     ModelCapacity cap;
@@ -178,10 +178,9 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
         r->views[g] = train_group_ids(lg->prompt, P, K, lg->comp, lg->comp_len);
     }
     r->train_tokens += r->targets;
-    r->gen_prompts = callocCheck((size_t)o->gen_prompts, sizeof(int*));
-    for (int i = 0; i < o->gen_prompts; i++) r->gen_prompts[i] = random_ids(&rng, P, c->vocab);
-    r->gen_stack = mallocCheck((size_t)o->gen_prompts * P * sizeof(int));
-    for (int i = 0; i < o->gen_prompts; i++) memcpy(r->gen_stack + (size_t)i * P, r->gen_prompts[i], (size_t)P * sizeof(int));
+    r->gen_prompts = random_ids(&rng, o->gen_prompts * P, c->vocab);
+    r->gen_lens = mallocCheck((size_t)o->gen_prompts * sizeof(int));
+    for (int i = 0; i < o->gen_prompts; i++) r->gen_lens[i] = P;
 
     r->cap = model_capacity_for(c, o->micro_tokens, G, K, N, G, G * K);
     ModelCapacity need = r->cap;
@@ -217,9 +216,8 @@ static void content_free(ShapeRun* r, const LlamaBenchOptions* o) {
     for (int g = 0; g < r->n_groups; g++) lm_group_free(&r->groups[g]);
     free(r->groups);
     free(r->views);
-    for (int i = 0; i < o->gen_prompts; i++) free(r->gen_prompts[i]);
     free(r->gen_prompts);
-    free(r->gen_stack);
+    free(r->gen_lens);
     free(r->micro_start);
 }
 
@@ -242,7 +240,7 @@ static int content_write(const ShapeRun* r, const LlamaBenchOptions* o, const ch
         cJSON_AddItemToArray(micro, mb);
     }
     cJSON* gp = cJSON_AddArrayToObject(j, "gen_prompts");
-    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, cJSON_CreateIntArray(r->gen_prompts[i], o->prompt));
+    for (int i = 0; i < o->gen_prompts; i++) cJSON_AddItemToArray(gp, cJSON_CreateIntArray(r->gen_prompts + (size_t)i * o->prompt, o->prompt));
     cJSON_AddNumberToObject(j, "completions", o->completions);
     cJSON_AddBoolToObject(j, "gen_together", o->gen_together);
     cJSON_AddNumberToObject(j, "new", o->new_tokens);
@@ -283,20 +281,11 @@ static void c_train_step(void* arg) {
 
 static void c_generate(void* arg) {
     CSide* s = arg;
-    int P = s->o->prompt;
-    if (s->o->gen_together && s->n_prompts > 1) { /* one call: every row decodes together */
-        int* lens = mallocCheck((size_t)s->n_prompts * sizeof(int));
-        for (int i = 0; i < s->n_prompts; i++) lens[i] = P;
+    int P = s->o->prompt, per = s->o->gen_together ? s->n_prompts : 1; /* prompts one call generates for */
+    for (int i = 0; i < s->n_prompts; i += per) {
         RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
-        s->generated += model_generate_groups(s->m, s->r->gen_stack, P, lens, s->n_prompts, s->o->completions, &s->gen,
-                                              &rng, s->out, s->out_lens);
-        free(lens);
-        return;
-    }
-    for (int i = 0; i < s->n_prompts; i++) {
-        RngStream rng = rng_stream(1, 0, s->round++, RNG_GENERATE);
-        s->generated += model_generate_groups(s->m, s->r->gen_prompts[i], P, &P, 1, s->o->completions, &s->gen, &rng,
-                                              s->out, s->out_lens);
+        s->generated += model_generate_groups(s->m, s->r->gen_prompts + (size_t)i * P, P, s->r->gen_lens, per,
+                                              s->o->completions, &s->gen, &rng, s->out, s->out_lens);
     }
 }
 
