@@ -313,7 +313,7 @@ def paired_changes(panels, arms, out_dir, name="fig_changes.png", title=""):
     if title:
         fig.suptitle(title, fontsize=11)
     legend = ([handles[a] for a in arms if a in handles], [a for a in arms if a in handles])
-    _save(fig, out_dir, name, legend if legend[0] else None)
+    _save(fig, out_dir, name, legend if len(legend[0]) > 1 else None)  # one arm needs no legend
     return name, ("Paired changes: for each comparison the mean over seeds of the per-seed difference, as a "
                   "percentage of the reference's mean over the same seeds, with its 95% Student t interval "
                   "(bars; a hollow marker has no interval: one paired seed). A bar crossing 0 is not significant "
