@@ -208,7 +208,8 @@ static void content_make(ShapeRun* r, const LlamaBenchOptions* o, int seed) {
     if ((long)Q * c->n_head * (P - 1) * (P - 1) > need.max_att) need.max_att = (long)Q * c->n_head * (P - 1) * (P - 1);
     if (Q > need.max_prefixes) need.max_prefixes = Q;
     if (Q * K > need.max_rows) need.max_rows = Q * K;
-    r->cap_raised = need.max_tokens != r->cap.max_tokens || need.max_att != r->cap.max_att;
+    r->cap_raised = need.max_tokens != r->cap.max_tokens || need.max_att != r->cap.max_att ||
+                    need.max_prefixes != r->cap.max_prefixes || need.max_rows != r->cap.max_rows;
     r->cap = need;
 }
 

@@ -3,7 +3,8 @@
 # shapes without the PyTorch side prints, per shape, the three table rows (train, generate,
 # rss_mb) with 11 columns (harness bench_row), positive numbers on our side and '-' on torch's, the memory
 # estimate line, and leaves no temporary directory; --gen-together decodes the prompts' rows in
-# one batch (more prompts than training groups); a bad --size, --prompt, --hf-dir or --family
+# one batch (more prompts than training groups, so the memory estimate says its capacity was
+# raised); a bad --size, --prompt, --hf-dir or --family
 # is one line on stderr and exit 2; --family byte_gpt still runs the byte-level benchmark.
 set -u
 BIN=${SAPO_BIN:-build/sapo}
@@ -60,6 +61,8 @@ row=$(grep '^tiny  *generate ' "$tmp/outt") || fail "--gen-together: no generate
 set -- $row
 positive "$3" || fail "--gen-together: row '$row': '$3' is not a positive number"
 grep -q 'prompts one after another' "$tmp/out" || fail "without --gen-together the prompts go one after another"
+grep -q 'raised above model_capacity_for' "$tmp/outt" ||
+    fail "--gen-together: 3 prompts' 9 rows exceed the training capacity (1 prompt, 3 rows); the estimate must say raised"
 
 bad() { # ARGS... : exit 2, one line on stderr starting with $want, nothing on stdout
     "$BIN" bench model "$@" >"$tmp/out2" 2>"$tmp/err2"
