@@ -3,7 +3,7 @@
 # How wide a swarm this host runs: NP ranks of experiments/quick.ini (net.fanout=8, 2 rounds,
 # model.init = quick.ini's cached warm-up checkpoint, scripts/warmup_ckpt.sh, the same one
 # `make demo` uses; WIDE_INIT=random starts from a random init instead), timed, while the sum
-# of the ranks' private memory (RssAnon) is sampled every second. Prints the run's estimate
+# of the ranks' private memory (RssAnon) is sampled five times a second. Prints the run's estimate
 # and measured peak per rank, the host's peak, the wall time and mpirun's exit status; the run
 # directory and logs stay in $WIDE_OUT (default /tmp/wide-NP). docs/SWARM.md ("How wide a
 # swarm fits") has the numbers it printed here. Run it from the repository root.
@@ -22,11 +22,13 @@ if [ "${WIDE_INIT:-warm}" != random ]; then
     CKPT=$(scripts/warmup_ckpt.sh "$SAPO" experiments/quick.ini) || exit 1
     INIT=("model.init=$CKPT")
 fi
-# the ranks' summed RssAnon (MB), every second, until the job ends
+# the ranks' summed RssAnon (MB), five times a second, until the job ends; cat reads the status
+# files, not awk: a process that exits between the glob and the read makes mawk (Debian's awk)
+# stop without a sum, where cat skips it
 ( while :; do
-    echo "$(date +%s) $(awk '/^Name:/ {n = $2} /^RssAnon:/ {if (n == "sapo") s += $2} END {printf "%.0f", s / 1024}' \
-        /proc/[0-9]*/status 2>/dev/null)"
-    sleep 1
+    echo "$(date +%s) $(cat /proc/[0-9]*/status 2>/dev/null |
+        awk '/^Name:/ {n = $2} /^RssAnon:/ {if (n == "sapo") s += $2} END {printf "%.0f", s / 1024}')"
+    sleep 0.2
   done ) >"$OUT/rss.log" &
 MON=$!
 trap 'kill $MON 2>/dev/null' EXIT
