@@ -1,9 +1,11 @@
-"""Shared set-up of the swarm tests: how to launch `sapo run` under mpirun, a briefly
-warmed-up checkpoint so rewards are not all zero, reading a node's log column, and where
-the helper programs (tests/<label>/tool_*.c) are built."""
+"""Shared set-up of the swarm tests: how to launch `sapo run` under mpirun, how to SIGKILL one
+rank mid-run, a briefly warmed-up checkpoint so rewards are not all zero, reading a node's log
+column, and where the helper programs (tests/<label>/tool_*.c) are built."""
 import os
+import shutil
 import signal
 import subprocess
+import time
 
 import h5py
 import numpy as np
@@ -38,6 +40,51 @@ def mpirun(args, np_=NP, check=True, timeout=600):
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def kill_one_rank(cmd, out, first=6, last=45, tries=3):
+    """Starts cmd (an `mpirun ... sapo run ... --out out`) and SIGKILLs one rank once ckpt/LATEST
+    reads a round in [first, last], then waits for mpirun; the run must not have finished.
+
+    A tiny swarm writes a checkpoint every few tens of milliseconds, so the window is wide (about
+    0.3 s of a 60-round run here) and LATEST is read every 2 ms. Where the kill still came too late
+    (a poller held off the CPU until the run ended), the run is started again from an empty out, at
+    most `tries` times: that is the harness missing its moment, not the run misbehaving."""
+    latest = out / "ckpt" / "LATEST"
+    for attempt in range(tries):
+        if attempt:
+            shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.time() + 120
+        at = None
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                text = latest.read_text().strip()
+            except OSError:
+                text = ""
+            if text.isdigit() and first <= int(text) <= last:
+                at = int(text)
+                break
+            time.sleep(0.002)
+        ranks = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
+        victims = [int(p) for p in ranks if int(p) != proc.pid]
+        killed = False
+        if at is not None and victims and proc.poll() is None:
+            try:
+                os.kill(victims[-1], signal.SIGKILL)
+                killed = True
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        if killed and not (out / "DONE").exists():
+            return at
+    raise AssertionError(f"{tries} runs ended before one of their ranks could be killed "
+                         f"(ckpt/LATEST never read {first}..{last} while the run ran)")
 
 
 def run_swarm(tmp_path, name, extra, warmup_ckpt):

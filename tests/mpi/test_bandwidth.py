@@ -10,13 +10,8 @@ message is used in its own round. A run killed with SIGKILL and resumed (message
 their receivers, and the links' queues, in the checkpoint) equals an uninterrupted run.
 """
 import math
-import subprocess
 
-import numpy as np
-import pytest
-
-from conftest import BASE, ENV, SAPO, column, mpirun, run_swarm
-from test_resume import kill_one_rank
+from conftest import BASE, SAPO, column, kill_one_rank, mpirun
 
 N = 3
 ROUNDS = 10

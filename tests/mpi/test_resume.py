@@ -19,16 +19,14 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
 
 import h5py
 import numpy as np
 import pytest
 
-from conftest import BASE as SMALL, ENV, NP, SAPO, column, mpirun
+from conftest import BASE as SMALL, ENV, NP, SAPO, column, kill_one_rank, mpirun
 from test_netem_p2p import same_logs as same_columns
 
 # One easy task (as in test_grpo_learns_task.py) after a warm-up on it: rewards differ within
@@ -161,32 +159,10 @@ def test_resume_refused_before_anything_is_touched(tmp_path, learner, transport)
     assert json.loads((out / "summary.json").read_text())["numerics_version"] == version
 
 
-def kill_one_rank(cmd, out, at=("6", "9")):
-    """Starts cmd, SIGKILLs one rank once ckpt/LATEST reads one of `at`, waits for mpirun."""
-    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    latest = out / "ckpt" / "LATEST"
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        if latest.exists() and latest.read_text().strip() in at:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be killed"
-    ranks = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
-    victims = [int(p) for p in ranks if int(p) != proc.pid]
-    assert victims, "no rank process found"
-    os.kill(victims[-1], signal.SIGKILL)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    assert not (out / "DONE").exists()
-
-
 # virtual + p2p: tests/mpi/test_netem_p2p.py::test_kill_one_rank_then_resume
 @pytest.mark.parametrize("clock,transport", [("virtual", "allgather"), ("wall", "p2p"), ("wall", "allgather")])
 def test_killed_run_resumes_to_the_end(tmp_path, learner, clock, transport):
-    # 60 rounds: a kill after checkpoint 6 or 9 lands while the ranks still run
+    # 60 rounds: a kill between checkpoints 6 and 45 lands while the ranks still run
     net = [f"net.clock={clock}", f"net.transport={transport}", "net.drop=0.2", "swarm.rounds=60",
            "run.checkpoint_every=3"]
     out = tmp_path / "killed"

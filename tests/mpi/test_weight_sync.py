@@ -16,13 +16,11 @@
 - A swarm sharing weights alone (sync on, J = 0 on every node) sends rollout messages of no group.
 - Config errors: nodes of different shapes, sync.group above the swarm.
 """
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import BASE, CALENDAR, ENV, NP, SAPO, column, mpirun
-from test_resume import kill_one_rank
+from conftest import BASE, CALENDAR, NP, SAPO, column, kill_one_rank, mpirun
 
 ARGS = [a for a in BASE if not a.startswith(("swarm.rounds=", "tasks.names="))] + CALENDAR + \
     ["net.transport=allgather", "swarm.rounds=6", "sampling.filter=none"]
