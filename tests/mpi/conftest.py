@@ -67,14 +67,14 @@ def kill_one_rank(cmd, out, first=6, last=45, tries=3):
                 at = int(text)
                 break
             time.sleep(0.002)
-        ranks = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
-        victims = [int(p) for p in ranks if int(p) != proc.pid]
         killed = False
-        if at is not None and victims and proc.poll() is None:
+        if at is not None and proc.poll() is None:
+            ranks = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True).stdout.split()
+            victims = [int(p) for p in ranks if int(p) != proc.pid]
             try:
                 os.kill(victims[-1], signal.SIGKILL)
                 killed = True
-            except ProcessLookupError:
+            except (IndexError, ProcessLookupError):  # no rank left to kill: the run is ending
                 pass
         try:
             proc.wait(timeout=60)
